@@ -40,7 +40,7 @@ help:
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "error: Python 3.11+ not found (python3.11 or python3)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --upgrade pip
+	$(PIP) install -c $(CONSTRAINTS) --upgrade pip
 
 # One stamp per extra set; each is rebuilt when pyproject.toml or constraints.txt change.
 $(VENV)/.stamp-base: $(INSTALL_DEPS) | $(BIN)/python
