@@ -1,0 +1,258 @@
+"""Intake: validate a candidate, find its equivalent, merge or insert.
+
+Equivalence is first the normalised text (same namespace and kind), then, when a matcher is
+configured, semantic similarity above a threshold. What happens on a match depends on the
+status of the equivalent: pending merges, approved reinforces the memory, rejected is counted
+and stays rejected ("don't ask me again"), archived comes back to pending.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy.engine import Connection
+
+from memory import audit, store
+from memory.errors import ValidationError
+from memory.kinds import Kind
+from memory.records import (
+    MAX_CONTENT_BYTES,
+    Action,
+    Candidate,
+    OriginInput,
+    Outcome,
+    Source,
+    Status,
+    candidate_from_row,
+)
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = " \t\n.!?;:,'\"`“”‘’()[]"
+_STATUS_PREFERENCE = {
+    Status.PENDING.value: 0,
+    Status.APPROVED.value: 1,
+    Status.REJECTED.value: 2,
+    Status.ARCHIVED.value: 3,
+}
+MAX_EXCERPT_CHARS = 4000
+MAX_ID_CHARS = 200
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def normalize(text: str) -> str:
+    """Case, width, whitespace and edge punctuation do not make a different memory."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _SPACE.sub(" ", folded).strip(_EDGE_PUNCT)
+
+
+def content_key(text: str) -> str:
+    return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()
+
+
+def clean_content(value: object) -> str:
+    """Validate candidate/memory text: non-empty, at most 16 KB of UTF-8."""
+    if not isinstance(value, str):
+        raise ValidationError("content must be text")
+    text = value.replace("\x00", "").strip()
+    if not text:
+        raise ValidationError("content must not be empty")
+    if len(text.encode("utf-8", errors="replace")) > MAX_CONTENT_BYTES:
+        raise ValidationError(f"content is over {MAX_CONTENT_BYTES // 1024} KB")
+    return text
+
+
+def clean_confidence(value: object) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]  # validated just below
+    except (TypeError, ValueError) as exc:
+        raise ValidationError("confidence must be a number between 0 and 1") from exc
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        raise ValidationError("confidence must be between 0 and 1")
+    return number
+
+
+def clean_origin(origin: OriginInput | None) -> OriginInput | None:
+    if origin is None:
+        return None
+    for name in ("conversation_id", "turn_id"):
+        value = getattr(origin, name)
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_ID_CHARS):
+            raise ValidationError(f"{name} must be text of at most {MAX_ID_CHARS} characters")
+    excerpt = origin.excerpt
+    if excerpt is not None:
+        excerpt = excerpt.replace("\x00", "")[:MAX_EXCERPT_CHARS]
+    return OriginInput(origin.conversation_id, origin.turn_id, excerpt, origin.turn_ref)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A validated candidate about to enter the queue."""
+
+    content: str
+    kind: Kind
+    namespace: str
+    source: Source
+    confidence: float
+    origin: OriginInput | None
+    created_by: str | None
+
+
+def find_exact(conn: Connection, namespace: str, kind: Kind, key: str) -> dict[str, Any] | None:
+    """The equivalent candidate by normalised text, preferring pending ones."""
+    c = store.candidates.c
+    rows = conn.execute(
+        select(store.candidates).where(
+            and_(
+                c.namespace == namespace,
+                c.kind == kind.value,
+                or_(c.content_key == key, c.original_key == key),
+            )
+        )
+    ).mappings().all()
+    if not rows:
+        return None
+    return dict(min(rows, key=lambda r: (_STATUS_PREFERENCE[r["status"]], r["created_at"])))
+
+
+def load_for_update(conn: Connection, candidate_id: str) -> dict[str, Any] | None:
+    query = select(store.candidates).where(store.candidates.c.id == candidate_id)
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    row = conn.execute(query).mappings().first()
+    return dict(row) if row else None
+
+
+def seen_turn(conn: Connection, candidate_id: str, origin: OriginInput | None) -> bool:
+    """Has this exact conversation turn already been counted on this candidate?"""
+    if origin is None or origin.conversation_id is None or origin.turn_id is None:
+        return False
+    o = store.origins.c
+    found = conn.execute(
+        select(o.id).where(
+            and_(
+                o.candidate_id == candidate_id,
+                o.conversation_id == origin.conversation_id,
+                o.turn_id == origin.turn_id,
+            )
+        )
+    ).first()
+    return found is not None
+
+
+def add_origin(conn: Connection, candidate_id: str, p: Proposal, now: datetime) -> None:
+    origin = p.origin or OriginInput()
+    conn.execute(
+        insert(store.origins).values(
+            id=new_id(),
+            candidate_id=candidate_id,
+            turn_ref=origin.turn_ref,
+            source=p.source.value,
+            conversation_id=origin.conversation_id,
+            turn_id=origin.turn_id,
+            excerpt=origin.excerpt,
+            confidence=p.confidence,
+            created_by=p.created_by,
+            created_at=now,
+        )
+    )
+
+
+def insert_candidate(conn: Connection, p: Proposal, actor: str, now: datetime) -> Candidate:
+    key = content_key(p.content)
+    row = {
+        "id": new_id(),
+        "content": p.content,
+        "kind": p.kind.value,
+        "namespace": p.namespace,
+        "source": p.source.value,
+        "confidence": p.confidence,
+        "observations": 1,
+        "status": Status.PENDING.value,
+        "content_key": key,
+        "original_key": key,
+        "created_by": p.created_by,
+        "created_at": now,
+        "last_observed_at": now,
+        "touched_at": now,
+        "reviewed_at": None,
+        "reviewed_by": None,
+        "review_reason": None,
+    }
+    conn.execute(insert(store.candidates).values(**row))
+    add_origin(conn, row["id"], p, now)
+    audit.record(
+        conn,
+        candidate_id=row["id"],
+        action=Action.CREATED,
+        from_status=None,
+        to_status=Status.PENDING,
+        actor=actor,
+        at=now,
+        changes=audit.diff(
+            {},
+            {"content": p.content, "kind": p.kind.value, "namespace": p.namespace,
+             "source": p.source.value, "confidence": p.confidence},
+        ),
+    )
+    return candidate_from_row(row)
+
+
+def observe(
+    conn: Connection, existing: dict[str, Any], p: Proposal, actor: str, now: datetime
+) -> tuple[Candidate, Outcome, str | None]:
+    """Count one more observation on an equivalent candidate. Returns the memory id touched."""
+    status = Status(existing["status"])
+    values: dict[str, Any] = {
+        "observations": existing["observations"] + 1,
+        "confidence": max(float(existing["confidence"]), p.confidence),
+        "last_observed_at": now,
+        "touched_at": now,
+    }
+    action, outcome, to_status = Action.MERGED, Outcome.MERGED, status
+    memory_id: str | None = None
+    if status is Status.APPROVED:
+        action, outcome = Action.REINFORCED, Outcome.REINFORCED
+        m = store.memories.c
+        memory_id = conn.execute(
+            select(m.id).where(m.candidate_id == existing["id"])
+        ).scalar_one_or_none()
+        conn.execute(
+            update(store.memories)
+            .where(m.candidate_id == existing["id"])
+            .values(observations=m.observations + 1)
+        )
+    elif status is Status.REJECTED:
+        action, outcome = Action.REINFORCED, Outcome.REINFORCED
+    elif status is Status.ARCHIVED:
+        action, outcome, to_status = Action.REVIVED, Outcome.REVIVED, Status.PENDING
+        values["status"] = Status.PENDING.value
+    conn.execute(
+        update(store.candidates).where(store.candidates.c.id == existing["id"]).values(**values)
+    )
+    add_origin(conn, existing["id"], p, now)
+    audit.record(
+        conn,
+        candidate_id=existing["id"],
+        memory_id=memory_id,
+        action=action,
+        from_status=status,
+        to_status=to_status,
+        actor=actor,
+        at=now,
+        changes=audit.diff(
+            {"observations": existing["observations"], "confidence": existing["confidence"]},
+            {"observations": values["observations"], "confidence": values["confidence"]},
+        ),
+    )
+    return candidate_from_row({**existing, **values}), outcome, memory_id

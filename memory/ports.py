@@ -1,0 +1,185 @@
+"""The Protocols the core needs and other packages implement, and the dataclasses they exchange.
+
+`extraction/` implements `Extractor`; `embeddings/` implements `Embedder`, `MemoryIndex` and
+`CandidateMatcher`. The core only ever sees these shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from memory.kinds import Kind
+
+ROLES = ("user", "assistant", "system", "tool")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a conversation: `role` is one of ROLES."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class ExtractionContext:
+    """Where the messages come from. `trigger` is 'turn', 'compaction' or 'request'."""
+
+    workspace: str | None
+    persona: str
+    trigger: str = "turn"
+
+
+@dataclass(frozen=True)
+class ExtractedCandidate:
+    """What an extractor proposes. `namespace` is canonical (`workspace:x` / `persona:y`).
+
+    `excerpt` is the passage of the messages it came from (for highlighting), if known.
+    """
+
+    content: str
+    kind: Kind
+    namespace: str
+    confidence: float
+    excerpt: str | None = None
+
+
+@dataclass
+class ExtractionStats:
+    """What an extractor dropped, for logging and metrics (an LLM's ghost kinds, say)."""
+
+    dropped_ghost_kind: int = 0
+    dropped_malformed: int = 0
+    dropped_non_json: int = 0
+    fallbacks: int = 0
+    errors: int = 0
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Messages plus context in, candidates out. Must not raise for odd text."""
+
+    name: str
+
+    def extract(
+        self, messages: Sequence[Message], context: ExtractionContext
+    ) -> list[ExtractedCandidate]: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors; `model_id` and `dimension` identify the space."""
+
+    model_id: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+@dataclass(frozen=True)
+class IndexedMemory:
+    """An approved memory as the recall index holds it."""
+
+    id: str
+    namespace: str
+    kind: Kind
+    content: str
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One recall result with the parts of its score.
+
+    `score` = `fused * kind_weight`; `dense` is the cosine similarity (or None if the memory
+    was found only lexically), `lexical` the BM25 score (or None), `fused` their combination.
+    """
+
+    memory_id: str
+    namespace: str
+    kind: Kind
+    content: str
+    score: float
+    dense: float | None
+    lexical: float | None
+    fused: float
+    kind_weight: float
+
+
+ProgressCallback = Callable[[int, int], None]
+
+
+@runtime_checkable
+class MemoryIndex(Protocol):
+    """The recall side: approved memories only, one partition per namespace."""
+
+    def upsert(self, memories: Sequence[IndexedMemory]) -> None: ...
+
+    def remove(self, namespace: str, memory_ids: Sequence[str]) -> None: ...
+
+    def search(
+        self,
+        query: str,
+        namespaces: Sequence[str],
+        *,
+        kinds: Sequence[Kind] | None = None,
+        limit: int = 10,
+        kind_weights: dict[Kind, float] | None = None,
+    ) -> list[SearchHit]: ...
+
+    def snapshot(self) -> dict[str, dict[str, str]]:
+        """Every indexed memory: {namespace: {memory_id: content_hash}}, for reconciliation."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    candidate_id: str
+    similarity: float
+
+
+@runtime_checkable
+class CandidateMatcher(Protocol):
+    """Semantic equivalence at intake. Its vectors live apart from recallable memory."""
+
+    def find(
+        self, namespace: str, kind: Kind, content: str, *, threshold: float
+    ) -> Equivalent | None: ...
+
+    def add(self, candidate_id: str, namespace: str, kind: Kind, content: str) -> None: ...
+
+    def discard(self, candidate_ids: Sequence[str]) -> None: ...
+
+    def reset(self, items: Sequence[tuple[str, str, Kind, str]]) -> None:
+        """Replace everything with (candidate_id, namespace, kind, content) items."""
+        ...
+
+
+@dataclass
+class EventSink:
+    """A place the core can publish review events to; see memory/events.py."""
+
+    publish: Callable[[ReviewEvent], None]
+
+
+@dataclass(frozen=True)
+class ReviewEvent:
+    """One per transition. `action` names it; ids point at what changed."""
+
+    action: str
+    namespace: str
+    candidate_id: str | None
+    memory_id: str | None
+    actor: str
+    at: str
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def index_hash(kind: Kind | str, content: str) -> str:
+    """The content hash an index keeps per memory, so reconciliation sees stale vectors."""
+    import hashlib
+
+    return hashlib.sha256(f"{Kind(kind).value}\x1f{content}".encode()).hexdigest()[:32]

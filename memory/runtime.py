@@ -1,0 +1,55 @@
+"""Settings a person changes while memvet runs (policy, active persona, archive window).
+
+They live in the database so every worker sees the same values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.engine import Connection, Engine
+
+from memory import store
+from memory.clock import utcnow
+from memory.policy import AutoApprovePolicy
+
+KNOWN_KEYS = ("auto_approve_policy", "active_persona", "archive_days")
+
+
+class RuntimeSettings:
+    def __init__(self, engine: Engine, *, default_archive_days: int, default_persona: str):
+        self._engine = engine
+        self._defaults: dict[str, Any] = {
+            "auto_approve_policy": AutoApprovePolicy().to_json(),
+            "active_persona": default_persona,
+            "archive_days": default_archive_days,
+        }
+
+    def get(self, conn: Connection, key: str) -> Any:
+        row = conn.execute(
+            select(store.settings_table.c.value).where(store.settings_table.c.key == key)
+        ).first()
+        return row[0] if row is not None else self._defaults.get(key)
+
+    def _get(self, key: str) -> Any:
+        with self._engine.connect() as conn:
+            return self.get(conn, key)
+
+    def set(self, conn: Connection, key: str, value: Any, actor: str | None) -> None:
+        t = store.settings_table
+        exists = conn.execute(select(t.c.key).where(t.c.key == key)).first() is not None
+        values = {"value": value, "updated_at": utcnow(), "updated_by": actor}
+        if exists:
+            conn.execute(update(t).where(t.c.key == key).values(**values))
+        else:
+            conn.execute(insert(t).values(key=key, **values))
+
+    def policy(self, conn: Connection) -> AutoApprovePolicy:
+        return AutoApprovePolicy.from_json(self.get(conn, "auto_approve_policy") or {})
+
+    def active_persona(self) -> str:
+        return str(self._get("active_persona"))
+
+    def archive_days(self) -> int:
+        return int(self._get("archive_days"))

@@ -1,0 +1,111 @@
+"""Keeping the recall index in step with the database, which is the source of truth.
+
+Every change to a memory writes an outbox row in its own transaction; `drain` applies the
+rows to the index and deletes them. `reconcile` compares the whole index with the database
+(at start-up and on `memvet reindex`), so a crash between commit and index write loses
+nothing and leaves nothing unapproved in the index.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.engine import Engine
+
+from memory import store
+from memory.kinds import Kind
+from memory.ports import IndexedMemory, MemoryIndex, index_hash
+
+log = logging.getLogger(__name__)
+BATCH = 256
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    checked: int
+    upserted: int
+    removed: int
+
+
+class IndexSync:
+    def __init__(self, engine: Engine, index: MemoryIndex) -> None:
+        self._engine = engine
+        self._index = index
+        self._lock = threading.Lock()
+
+    def drain(self) -> int:
+        """Apply what the outbox says the index owes. Failures stay queued for later."""
+        with self._lock:
+            with self._engine.connect() as conn:
+                rows = conn.execute(
+                    select(store.index_outbox).order_by(store.index_outbox.c.id).limit(5000)
+                ).mappings().all()
+                if not rows:
+                    return 0
+                ids = list({r["memory_id"] for r in rows})
+                mems = {
+                    r.id: r
+                    for r in conn.execute(
+                        select(store.memories).where(store.memories.c.id.in_(ids))
+                    )
+                }
+            removals: dict[str, set[str]] = {}
+            upserts: dict[str, IndexedMemory] = {}
+            for r in rows:
+                mem = mems.get(r["memory_id"])
+                if r["op"] == "delete" or mem is None or mem.namespace != r["namespace"]:
+                    removals.setdefault(r["namespace"], set()).add(r["memory_id"])
+            for mem in mems.values():
+                upserts[mem.id] = IndexedMemory(mem.id, mem.namespace, Kind(mem.kind), mem.content)
+            try:
+                for ns, gone in removals.items():
+                    self._index.remove(ns, sorted(gone))
+                if upserts:
+                    self._index.upsert(list(upserts.values()))
+            except Exception:
+                log.exception("recall index update failed; it stays queued for reconciliation")
+                return 0
+            last = rows[-1]["id"]
+            with self._engine.begin() as conn:
+                conn.execute(delete(store.index_outbox).where(store.index_outbox.c.id <= last))
+            return len(rows)
+
+    def reconcile(self, progress: Callable[[int, int], None] | None = None) -> ReconcileReport:
+        """Make the index hold exactly the approved memories, with current content."""
+        with self._lock:
+            with self._engine.connect() as conn:
+                last = conn.execute(select(func.max(store.index_outbox.c.id))).scalar()
+                m = store.memories.c
+                rows = conn.execute(select(m.id, m.namespace, m.kind, m.content)).all()
+            indexed = self._index.snapshot()
+            wanted: dict[str, dict[str, IndexedMemory]] = {}
+            for r in rows:
+                wanted.setdefault(r.namespace, {})[r.id] = IndexedMemory(
+                    r.id, r.namespace, Kind(r.kind), r.content)
+            stale: list[IndexedMemory] = []
+            removed = 0
+            for ns, items in wanted.items():
+                have = indexed.get(ns, {})
+                stale.extend(m for mid, m in items.items()
+                             if have.get(mid) != index_hash(m.kind, m.content))
+            for ns, have in indexed.items():
+                extra = sorted(set(have) - set(wanted.get(ns, {})))
+                if extra:
+                    self._index.remove(ns, extra)
+                    removed += len(extra)
+            total = len(stale)
+            if progress:
+                progress(0, total)
+            for start in range(0, total, BATCH):
+                self._index.upsert(stale[start:start + BATCH])
+                if progress:
+                    progress(min(start + BATCH, total), total)
+            if last is not None:
+                with self._engine.begin() as conn:
+                    conn.execute(
+                        delete(store.index_outbox).where(store.index_outbox.c.id <= last))
+            return ReconcileReport(checked=len(rows), upserted=total, removed=removed)
