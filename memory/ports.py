@@ -182,4 +182,4 @@ def index_hash(kind: Kind | str, content: str) -> str:
     """The content hash an index keeps per memory, so reconciliation sees stale vectors."""
     import hashlib
 
-    return hashlib.sha256(f"{Kind(kind).value}\x1f{content}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{Kind(kind).value}\n{content}".encode()).hexdigest()[:32]
