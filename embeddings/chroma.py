@@ -1,0 +1,123 @@
+"""Chroma plumbing: the client factory, namespace <-> collection names, an explicit-only EF."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from memory.errors import InvalidNamespace
+from memory.namespaces import Namespace
+
+COLLECTION_PREFIX = "mv-"
+_SUFFIX = "-ns"
+_ESCAPES = {"_": "__", ".": "_d", "/": "_s"}
+_UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+_SCOPES = {"persona": "p", "workspace": "w"}
+_SCOPE_NAMES = {v: k for k, v in _SCOPES.items()}
+
+
+def make_chroma_client(*, path: Path | None = None, url: str | None = None) -> Any:
+    """An HttpClient for `url` (MEMVET_CHROMA_URL) if given, else a PersistentClient at `path`."""
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False, allow_reset=True)
+    if url:
+        parsed = urlparse(url if "://" in url else f"http://{url}")
+        return chromadb.HttpClient(
+            host=parsed.hostname or "127.0.0.1",
+            port=parsed.port or (443 if parsed.scheme == "https" else 8000),
+            ssl=parsed.scheme == "https",
+            settings=settings,
+        )
+    if path is None:
+        raise ValueError("make_chroma_client needs a data path or a server url")
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+def collection_name(namespace: str) -> str:
+    """The Chroma collection name for a namespace; reversible with `namespace_of`.
+
+    `workspace:shop-api` -> `mv-w-shop-api-ns`; `_`, `.`, `/` are escaped so the name stays
+    within Chroma's alphabet, never holds `..`, and starts and ends alphanumeric.
+    """
+    ns = Namespace.parse(namespace)
+    body = "".join(_ESCAPES.get(ch, ch) for ch in ns.name)
+    return f"{COLLECTION_PREFIX}{_SCOPES[ns.scope.value]}-{body}{_SUFFIX}"
+
+
+_NAME_RE = re.compile(r"^mv-([pw])-(.+)-ns$")
+
+
+def namespace_of(name: str) -> str | None:
+    """The namespace a collection name stands for, or None if it is not one of ours."""
+    match = _NAME_RE.match(name)
+    if not match:
+        return None
+    scope, body = match.groups()
+    out, i = [], 0
+    while i < len(body):
+        pair = body[i : i + 2]
+        if pair in _UNESCAPES:
+            out.append(_UNESCAPES[pair])
+            i += 2
+        elif body[i] == "_":
+            return None  # a lone '_' never comes out of collection_name
+        else:
+            out.append(body[i])
+            i += 1
+    try:
+        return str(Namespace.parse(f"{_SCOPE_NAMES[scope]}:{''.join(out)}"))
+    except InvalidNamespace:
+        return None
+
+
+try:  # chromadb is a hard dependency of this package; the guard keeps import errors readable
+    from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+except ImportError as exc:  # pragma: no cover
+    raise ImportError("embeddings.chroma needs chromadb installed") from exc
+
+
+class ExplicitEmbeddingFunction(EmbeddingFunction[Documents]):
+    """Stands in for Chroma's default EF (which would download a model); delegates to ours.
+
+    memvet always hands Chroma the vectors, so Chroma calls this only if a caller forgets to.
+    """
+
+    def __init__(self, embedder: Any = None, *, model_id: str = "", dimension: int = 0) -> None:
+        self._embedder = embedder
+        self._model_id = getattr(embedder, "model_id", model_id)
+        self._dimension = getattr(embedder, "dimension", dimension)
+
+    def __call__(self, input: Documents) -> Embeddings:  # noqa: A002 - Chroma's signature
+        if self._embedder is None:
+            raise RuntimeError("memvet passes embeddings explicitly; no embedder attached")
+        import numpy as np
+
+        texts: Sequence[str] = list(input)
+        return [np.asarray(v, dtype=np.float32) for v in self._embedder.embed(texts)]
+
+    @staticmethod
+    def name() -> str:
+        return "memvet-explicit"
+
+    def get_config(self) -> dict[str, Any]:
+        return {"model_id": self._model_id, "dimension": self._dimension}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> ExplicitEmbeddingFunction:
+        return ExplicitEmbeddingFunction(
+            model_id=str(config.get("model_id", "")), dimension=int(config.get("dimension", 0))
+        )
+
+    def default_space(self) -> Any:
+        return "cosine"
+
+    def validate_config_update(
+        self, old_config: dict[str, Any], new_config: dict[str, Any]
+    ) -> None:
+        return None

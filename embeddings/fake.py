@@ -1,0 +1,46 @@
+"""A deterministic, model-free embedder for fast tests: hashed bag-of-words vectors."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+
+from embeddings.lexical import tokenize
+
+
+class FakeEmbedder:
+    """Hash each token (and each token bigram) to a signed slot; texts sharing words are close.
+
+    Deterministic across processes and machines; no model, no I/O. Not semantic: use the real
+    embedder for quality tests.
+    """
+
+    def __init__(self, dimension: int = 384, *, model_id: str | None = None) -> None:
+        if dimension < 8:
+            raise ValueError("dimension must be at least 8")
+        self.dimension = dimension
+        self.model_id = model_id or f"memvet-fake-bow-{dimension}"
+        self.calls = 0  # how many embed() calls were made, for tests that count them
+
+    def _slot(self, feature: str) -> tuple[int, float]:
+        digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+        value = int.from_bytes(digest, "little")
+        return value % self.dimension, (1.0 if (value >> 63) & 1 else -1.0)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit-length vector per text (a fixed unit vector for texts with no tokens)."""
+        self.calls += 1
+        out: list[list[float]] = []
+        for text in texts:
+            vec = [0.0] * self.dimension
+            tokens = tokenize(text)
+            features = tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False)]
+            for feature in features:
+                slot, sign = self._slot(feature)
+                vec[slot] += sign
+            norm = math.sqrt(sum(v * v for v in vec))
+            if norm == 0.0:
+                vec[0], norm = 1.0, 1.0
+            out.append([v / norm for v in vec])
+        return out

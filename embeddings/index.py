@@ -1,0 +1,485 @@
+"""The recall index: one Chroma collection per namespace, dense + BM25 fusion, kind weights.
+
+Only what `upsert` was handed (approved memories) is ever searchable. Each namespace keeps, in
+memory, its ids -> (kind, content, content hash) and a BM25 index, rebuilt from Chroma at open;
+Chroma holds the vectors and answers the dense (HNSW) half of a query.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from embeddings.chroma import (
+    COLLECTION_PREFIX,
+    ExplicitEmbeddingFunction,
+    collection_name,
+    namespace_of,
+)
+from embeddings.fusion import convex_fusion
+from embeddings.lexical import BM25Index, tokenize
+from memory.errors import MemvetError
+from memory.kinds import DEFAULT_KIND_WEIGHTS, Kind, parse_kind
+from memory.namespaces import Namespace
+from memory.ports import Embedder, IndexedMemory, SearchHit
+
+META_NAMESPACE = "memvet_namespace"
+META_MODEL = "memvet_model_id"
+META_DIMENSION = "memvet_dimension"
+
+
+class EmbeddingModelMismatch(MemvetError):
+    """A collection holds vectors of another embedding model than the one configured."""
+
+    code = "EMBEDDING_MODEL_MISMATCH"
+
+
+def content_hash(kind: Kind | str, content: str) -> str:
+    """The hash `snapshot()` reports for a memory: changes when its kind or content does."""
+    return hashlib.sha256(f"{parse_kind(kind).value}\n{content}".encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class HnswSettings:
+    """Chroma HNSW parameters, chosen by bench/recall_latency.py (recall@10 vs exact)."""
+
+    ef_search: int = 100
+    max_neighbors: int = 16
+    ef_construction: int = 100
+
+    def configuration(self) -> dict[str, Any]:
+        """The `configuration=` Chroma takes when it creates a collection."""
+        return {
+            "hnsw": {
+                "space": "cosine",
+                "ef_search": self.ef_search,
+                "max_neighbors": self.max_neighbors,
+                "ef_construction": self.ef_construction,
+            }
+        }
+
+
+@dataclass(frozen=True)
+class RankingSettings:
+    """How recall fuses its two halves; defaults from bench/locomo_recall.py."""
+
+    alpha: float = 0.5  # weight of the (min-max scaled) cosine; 1 - alpha for BM25 / max BM25
+    dense_candidates: int = 50  # HNSW neighbours fetched per namespace before fusion
+    lexical_candidates: int = 50  # BM25 matches taken per namespace before fusion
+    exact_kind_max: int = 5000  # a kind filter selecting at most this many vectors: exact scan
+    exact_kind_fraction: float = 0.2  # ... or at most this share of the namespace
+
+
+@dataclass
+class _Doc:
+    kind: Kind
+    content: str
+    hash: str
+
+
+class _KindFilter:
+    """`doc_id in filter` is true for documents of the selected kinds."""
+
+    def __init__(self, docs: dict[str, _Doc], kinds: frozenset[Kind]) -> None:
+        self.docs, self.kinds = docs, kinds
+
+    def __contains__(self, doc_id: object) -> bool:
+        doc = self.docs.get(doc_id)  # type: ignore[call-overload]
+        return doc is not None and doc.kind in self.kinds
+
+
+class _Partition:
+    """One namespace: its collection, its documents, its BM25 index, its exact-scan cache."""
+
+    def __init__(self, namespace: str, collection: Any) -> None:
+        self.namespace = namespace
+        self.collection = collection
+        self.docs: dict[str, _Doc] = {}
+        self.bm25 = BM25Index()
+        self.kind_counts: dict[Kind, int] = dict.fromkeys(Kind, 0)
+        self.vectors: dict[Kind, tuple[list[str], np.ndarray]] = {}
+        self.lock = threading.RLock()
+
+    def put(self, memory_id: str, doc: _Doc, *, lexical: bool) -> None:
+        with self.lock:
+            old = self.docs.get(memory_id)
+            if old is not None:
+                self.kind_counts[old.kind] -= 1
+                self.vectors.pop(old.kind, None)
+            self.docs[memory_id] = doc
+            self.kind_counts[doc.kind] += 1
+            self.vectors.pop(doc.kind, None)
+            if lexical:
+                self.bm25.add(memory_id, doc.content)
+
+    def drop(self, memory_id: str) -> None:
+        with self.lock:
+            old = self.docs.pop(memory_id, None)
+            if old is not None:
+                self.kind_counts[old.kind] -= 1
+                self.vectors.pop(old.kind, None)
+                self.bm25.remove([memory_id])
+
+    def kind_vectors(self, kind: Kind) -> tuple[list[str], np.ndarray]:
+        """The vectors of one kind, fetched from Chroma once and kept until that kind changes."""
+        with self.lock:
+            cached = self.vectors.get(kind)
+            if cached is not None:
+                return cached
+            ids = [i for i, d in self.docs.items() if d.kind == kind]
+        rows: list[np.ndarray] = []
+        got_ids: list[str] = []
+        for start in range(0, len(ids), 2000):
+            res = self.collection.get(ids=ids[start : start + 2000], include=["embeddings"])
+            got_ids.extend(res["ids"])
+            rows.extend(np.asarray(e, dtype=np.float32) for e in res["embeddings"])
+        matrix = np.vstack(rows) if rows else np.zeros((0, 1), dtype=np.float32)
+        with self.lock:
+            self.vectors[kind] = (got_ids, matrix)
+        return got_ids, matrix
+
+
+class ChromaMemoryIndex:
+    """`MemoryIndex` over Chroma: namespace-partitioned, hybrid-ranked, model-checked."""
+
+    def __init__(
+        self,
+        client: Any,
+        embedder: Embedder,
+        *,
+        hnsw: HnswSettings | None = None,
+        lexical: bool = True,
+        ranking: RankingSettings | None = None,
+        on_model_mismatch: Literal["raise", "rebuild"] = "raise",
+        max_workers: int = 8,
+        query_cache_size: int = 1024,
+    ) -> None:
+        self.client = client
+        self.embedder = embedder
+        self.hnsw = hnsw or HnswSettings()
+        self.lexical = lexical
+        self.ranking = ranking or RankingSettings()
+        self._ef = ExplicitEmbeddingFunction(embedder)
+        self._partitions: dict[str, _Partition] = {}
+        self._lock = threading.RLock()
+        self._pool: ThreadPoolExecutor | None = None
+        self._max_workers = max_workers
+        self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._query_cache_size = query_cache_size
+        self._open_existing(on_model_mismatch)
+
+    # ------------------------------------------------------------------ opening
+    def _open_existing(self, on_mismatch: str) -> None:
+        mismatched: list[str] = []
+        for col in self.client.list_collections():
+            name = col if isinstance(col, str) else col.name
+            namespace = namespace_of(name) if name.startswith(COLLECTION_PREFIX) else None
+            if namespace is None:
+                continue
+            collection = self.client.get_collection(name, embedding_function=self._ef)
+            meta = collection.metadata or {}
+            if not self._same_model(meta):
+                if on_mismatch == "rebuild":
+                    self.client.delete_collection(name)
+                    continue
+                mismatched.append(
+                    f"{namespace} ({meta.get(META_MODEL)}, dim {meta.get(META_DIMENSION)})"
+                )
+                continue
+            self._partitions[namespace] = self._load_partition(namespace, collection)
+        if mismatched:
+            raise EmbeddingModelMismatch(
+                f"the recall index holds vectors of another embedding model than "
+                f"{self.embedder.model_id} (dim {self.embedder.dimension}): "
+                + ", ".join(mismatched[:5])
+                + "; run `memvet reindex` to rebuild it with the configured model"
+            )
+
+    def _same_model(self, meta: dict[str, Any]) -> bool:
+        return meta.get(META_MODEL) == self.embedder.model_id and int(
+            meta.get(META_DIMENSION, -1)
+        ) == int(self.embedder.dimension)
+
+    def _load_partition(self, namespace: str, collection: Any) -> _Partition:
+        part = _Partition(namespace, collection)
+        total = collection.count()
+        page = 5000
+        for offset in range(0, total, page):
+            res = collection.get(include=["documents", "metadatas"], limit=page, offset=offset)
+            for memory_id, doc, meta in zip(
+                res["ids"], res["documents"], res["metadatas"], strict=True
+            ):
+                kind = parse_kind((meta or {}).get("kind", "fact"))
+                text = doc or ""
+                h = str((meta or {}).get("content_hash") or content_hash(kind, text))
+                part.put(memory_id, _Doc(kind, text, h), lexical=self.lexical)
+        return part
+
+    def _partition(self, namespace: str, *, create: bool) -> _Partition | None:
+        ns = str(Namespace.parse(namespace))
+        part = self._partitions.get(ns)
+        if part is not None or not create:
+            return part
+        with self._lock:
+            part = self._partitions.get(ns)
+            if part is None:
+                collection = self.client.get_or_create_collection(
+                    collection_name(ns),
+                    configuration=self.hnsw.configuration(),
+                    metadata={
+                        META_NAMESPACE: ns,
+                        META_MODEL: self.embedder.model_id,
+                        META_DIMENSION: int(self.embedder.dimension),
+                    },
+                    embedding_function=self._ef,
+                )
+                if not self._same_model(collection.metadata or {}):
+                    raise EmbeddingModelMismatch(
+                        f"collection for {ns} holds vectors of "
+                        f"{(collection.metadata or {}).get(META_MODEL)}, not "
+                        f"{self.embedder.model_id}; run `memvet reindex`"
+                    )
+                part = self._load_partition(ns, collection)
+                self._partitions[ns] = part
+        return part
+
+    # ------------------------------------------------------------------ writes
+    def upsert(self, memories: Sequence[IndexedMemory]) -> None:
+        """Embed and store approved memories; unchanged ones (same hash) are not re-embedded."""
+        by_ns: dict[str, dict[str, IndexedMemory]] = {}
+        for m in memories:
+            by_ns.setdefault(str(Namespace.parse(m.namespace)), {})[m.id] = m
+        for ns, items in by_ns.items():
+            part = self._partition(ns, create=True)
+            assert part is not None
+            todo = []
+            for m in items.values():
+                kind = parse_kind(m.kind)
+                h = content_hash(kind, m.content)
+                old = part.docs.get(m.id)
+                if old is None or old.hash != h:
+                    todo.append((m.id, _Doc(kind, m.content, h)))
+            for start in range(0, len(todo), 1000):
+                chunk = todo[start : start + 1000]
+                vectors = self.embedder.embed([doc.content for _, doc in chunk])
+                self._check_dimension(vectors)
+                part.collection.upsert(
+                    ids=[i for i, _ in chunk],
+                    embeddings=np.asarray(vectors, dtype=np.float32),
+                    documents=[doc.content for _, doc in chunk],
+                    metadatas=[
+                        {"kind": doc.kind.value, "content_hash": doc.hash} for _, doc in chunk
+                    ],
+                )
+                for memory_id, doc in chunk:
+                    part.put(memory_id, doc, lexical=self.lexical)
+
+    def _check_dimension(self, vectors: Sequence[Sequence[float]]) -> None:
+        for v in vectors:
+            if len(v) != self.embedder.dimension:
+                raise EmbeddingModelMismatch(
+                    f"embedder {self.embedder.model_id} returned a {len(v)}-d vector, "
+                    f"not {self.embedder.dimension}-d"
+                )
+
+    def remove(self, namespace: str, memory_ids: Sequence[str]) -> None:
+        """Delete memories from the namespace's partition (unknown ids are ignored)."""
+        part = self._partition(namespace, create=False)
+        if part is None or not memory_ids:
+            return
+        ids = list(dict.fromkeys(memory_ids))
+        part.collection.delete(ids=ids)
+        for memory_id in ids:
+            part.drop(memory_id)
+
+    def snapshot(self) -> dict[str, dict[str, str]]:
+        """Every indexed memory: {namespace: {memory_id: content_hash}}."""
+        with self._lock:
+            parts = list(self._partitions.values())
+        out: dict[str, dict[str, str]] = {}
+        for part in parts:
+            with part.lock:
+                out[part.namespace] = {i: d.hash for i, d in part.docs.items()}
+        return out
+
+    def namespaces(self) -> list[str]:
+        """Namespaces that have a partition (possibly empty)."""
+        return sorted(self._partitions)
+
+    def drop_namespace(self, namespace: str) -> None:
+        """Delete a namespace's collection and everything in it."""
+        ns = str(Namespace.parse(namespace))
+        with self._lock:
+            part = self._partitions.pop(ns, None)
+            if part is not None:
+                self.client.delete_collection(part.collection.name)
+
+    def close(self) -> None:
+        """Stop the worker threads; the client is the caller's to close."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    # ------------------------------------------------------------------ search
+    def embed_query(self, query: str) -> list[float]:
+        """The query's vector, from a small LRU cache when the same text was asked recently."""
+        cached = self._query_cache.get(query)
+        if cached is not None:
+            with self._lock:
+                if query in self._query_cache:
+                    self._query_cache.move_to_end(query)
+            return cached
+        vector = self.embedder.embed([query])[0]
+        if self._query_cache_size > 0:
+            with self._lock:
+                self._query_cache[query] = vector
+                while len(self._query_cache) > self._query_cache_size:
+                    self._query_cache.popitem(last=False)
+        return vector
+
+    def search(
+        self,
+        query: str,
+        namespaces: Sequence[str],
+        *,
+        kinds: Sequence[Kind] | None = None,
+        limit: int = 10,
+        kind_weights: dict[Kind, float] | None = None,
+    ) -> list[SearchHit]:
+        """Top `limit` memories of the namespaces for `query`, fused, kind-weighted."""
+        parts = [p for p in (self._partition(ns, create=False) for ns in namespaces) if p]
+        parts = [p for p in dict.fromkeys(parts) if p.docs]
+        if limit <= 0 or not parts or not query.strip():
+            return []
+        kind_set = frozenset(parse_kind(k) for k in kinds) if kinds else None
+        weights = {
+            **DEFAULT_KIND_WEIGHTS,
+            **{parse_kind(k): w for k, w in (kind_weights or {}).items()},
+        }
+        qvec = np.asarray(self.embed_query(query), dtype=np.float32)
+        qtokens = tokenize(query) if self.lexical else []
+
+        def one(
+            part: _Partition,
+        ) -> tuple[_Partition, list[tuple[str, float]], list[tuple[str, float]]]:
+            return (
+                part,
+                self._dense(part, qvec, kind_set, limit),
+                self._lexical(part, qtokens, kind_set, limit),
+            )
+
+        if len(parts) == 1:
+            results = [one(parts[0])]
+        else:
+            results = list(self._executor().map(one, parts))
+
+        dense: dict[tuple[str, str], float] = {}
+        lexical: dict[tuple[str, str], float] = {}
+        for part, d_hits, l_hits in results:
+            dense.update(((part.namespace, i), s) for i, s in d_hits)
+            lexical.update(((part.namespace, i), s) for i, s in l_hits)
+        fused = convex_fusion(dense, lexical, alpha=self.ranking.alpha if lexical else 1.0)
+        by_ns = {p.namespace: p for p in parts}
+        hits: list[SearchHit] = []
+        for (ns, memory_id), f in fused.items():
+            doc = by_ns[ns].docs.get(memory_id)
+            if doc is None:  # removed while we searched
+                continue
+            w = float(weights.get(doc.kind, 1.0))
+            hits.append(
+                SearchHit(
+                    memory_id=memory_id,
+                    namespace=ns,
+                    kind=doc.kind,
+                    content=doc.content,
+                    score=f * w,
+                    dense=dense.get((ns, memory_id)),
+                    lexical=lexical.get((ns, memory_id)),
+                    fused=f,
+                    kind_weight=w,
+                )
+            )
+        hits.sort(key=lambda h: (-h.score, -(h.dense or 0.0), h.namespace, h.memory_id))
+        return hits[:limit]
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(
+                        max_workers=self._max_workers, thread_name_prefix="memvet-recall"
+                    )
+        return self._pool
+
+    def _lexical(
+        self, part: _Partition, tokens: list[str], kinds: frozenset[Kind] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        if not tokens:
+            return []
+        allow = _KindFilter(part.docs, kinds) if kinds is not None else None
+        n = max(limit, self.ranking.lexical_candidates)
+        return [(h.doc_id, h.score) for h in part.bm25.search(tokens, limit=n, allow=allow)]
+
+    def _dense(
+        self, part: _Partition, qvec: np.ndarray, kinds: frozenset[Kind] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        n = max(limit, self.ranking.dense_candidates)
+        total = len(part.docs)
+        if kinds is None:
+            return self._hnsw(part, qvec, min(n, total))
+        selected = sum(part.kind_counts[k] for k in kinds)
+        if selected == 0:
+            return []
+        want = min(n, selected)
+        if (
+            selected <= self.ranking.exact_kind_max
+            or selected <= total * self.ranking.exact_kind_fraction
+        ):
+            return self._exact(part, qvec, kinds, want)
+        # a broad filter: over-fetch from HNSW and keep the selected kinds (no Chroma `where`)
+        fetch = min(total, math.ceil(want * total / selected * 1.5) + 10)
+        kept = [
+            (i, s)
+            for i, s in self._hnsw(part, qvec, fetch)
+            if (d := part.docs.get(i)) and d.kind in kinds
+        ]
+        if len(kept) >= want:
+            return kept[:want]
+        return self._exact(part, qvec, kinds, want)
+
+    def _hnsw(self, part: _Partition, qvec: np.ndarray, n: int) -> list[tuple[str, float]]:
+        if n <= 0:
+            return []
+        res = part.collection.query(
+            query_embeddings=qvec[None, :], n_results=n, include=["distances"]
+        )
+        return [
+            (i, 1.0 - float(dist))
+            for i, dist in zip(res["ids"][0], res["distances"][0], strict=True)
+        ]
+
+    def _exact(
+        self, part: _Partition, qvec: np.ndarray, kinds: Iterable[Kind], n: int
+    ) -> list[tuple[str, float]]:
+        scored: list[tuple[str, float]] = []
+        for kind in kinds:
+            ids, matrix = part.kind_vectors(kind)
+            if not ids:
+                continue
+            sims = matrix @ qvec
+            top = (
+                np.argpartition(-sims, min(n, len(ids)) - 1)[:n]
+                if len(ids) > n
+                else np.arange(len(ids))
+            )
+            scored.extend((ids[j], float(sims[j])) for j in top)
+        scored.sort(key=lambda t: -t[1])
+        return scored[:n]

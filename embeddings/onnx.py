@@ -1,0 +1,180 @@
+"""The fast path: the packaged model exported once to ONNX and run with onnxruntime.
+
+The export (torch + the `onnx` package) happens at most once per model hash and cache dir,
+under a file lock; afterwards only onnxruntime and `tokenizers` are needed. fp32 ONNX gives
+the same vectors as sentence-transformers (cosine 1.0000), so it shares the model id and can
+read and write the same collections. int8 dynamic quantisation is faster still but moves the
+vectors (cosine ~0.975 to fp32), so it gets its own model id and collections of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from embeddings.model import (
+    DIMENSION,
+    MAX_SEQ_LENGTH,
+    MODEL_ID,
+    SentenceTransformerEmbedder,
+    model_hash,
+    packaged_model_path,
+)
+
+log = logging.getLogger(__name__)
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def export_onnx(cache_dir: Path, *, model_path: Path | None = None, quantize: bool = False) -> Path:
+    """Path of the ONNX encoder for the model, exporting (and quantising) it if not cached."""
+    from filelock import FileLock
+
+    root = model_path or packaged_model_path()
+    key = model_hash(root)[:16]
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fp32 = cache_dir / f"minilm-{key}-fp32.onnx"
+    target = cache_dir / f"minilm-{key}-int8.onnx" if quantize else fp32
+    if target.is_file():
+        return target
+    with FileLock(str(cache_dir / f"minilm-{key}.lock")):
+        if not fp32.is_file():
+            _export_fp32(root, fp32)
+        if quantize and not target.is_file():
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            tmp = target.with_suffix(".tmp.onnx")
+            quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8)
+            os.replace(tmp, target)
+    return target
+
+
+def _export_fp32(model_path: Path, target: Path) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(str(model_path), local_files_only=True)
+    model.eval()
+
+    class _Encoder(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            out = self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )
+            return out.last_hidden_state
+
+    dummy = torch.ones((2, 8), dtype=torch.long)
+    tmp = target.with_suffix(".tmp.onnx")
+    axes = {name: {0: "batch", 1: "seq"} for name in (*_INPUTS, "last_hidden_state")}
+    with torch.no_grad():
+        torch.onnx.export(
+            _Encoder(model),
+            (dummy, dummy, torch.zeros_like(dummy)),
+            str(tmp),
+            input_names=list(_INPUTS),
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
+        )
+    os.replace(tmp, target)
+
+
+class OnnxEmbedder:
+    """all-MiniLM-L6-v2 on onnxruntime: ~3 ms a query on 2 cores vs ~13 ms for torch."""
+
+    dimension = DIMENSION
+
+    def __init__(
+        self,
+        *,
+        cache_dir: Path,
+        model_path: Path | None = None,
+        quantize: bool = False,
+        threads: int | None = None,
+        batch_size: int = 32,
+    ) -> None:
+        self.cache_dir = cache_dir
+        self.model_path = model_path
+        self.quantize = quantize
+        self.threads = threads
+        self.batch_size = batch_size
+        self.model_id = MODEL_ID + ("#onnx-int8" if quantize else "")
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def load(self) -> None:
+        """Export if needed and open the session (done lazily by the first embed call)."""
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            root = self.model_path or packaged_model_path()
+            path = export_onnx(self.cache_dir, model_path=root, quantize=self.quantize)
+            tokenizer = Tokenizer.from_file(str(root / "tokenizer.json"))
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(MAX_SEQ_LENGTH)
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = self.threads or min(4, os.cpu_count() or 1)
+            options.inter_op_num_threads = 1
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            self._tokenizer = tokenizer
+            self._session = ort.InferenceSession(
+                str(path), options, providers=["CPUExecutionProvider"]
+            )
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Unit-length, mean-pooled vectors; batches are length-sorted to limit padding."""
+        if not texts:
+            return []
+        self.load()
+        encodings = self._tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        result = np.zeros((len(encodings), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            width = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = self._session.run(None, feeds)[0]
+            summed = (hidden * mask[..., None]).sum(axis=1)
+            pooled = summed / np.clip(mask.sum(axis=1, keepdims=True), 1, None)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            result[chunk] = pooled / np.clip(norms, 1e-12, None)
+        return result.tolist()
+
+
+def make_embedder(
+    cache_dir: Path, *, prefer_onnx: bool = True, quantize: bool = False
+) -> OnnxEmbedder | SentenceTransformerEmbedder:
+    """The fastest working embedder: ONNX when it can be exported/loaded, else torch."""
+    if prefer_onnx:
+        embedder = OnnxEmbedder(cache_dir=cache_dir, quantize=quantize)
+        try:
+            embedder.load()
+            return embedder
+        except Exception as exc:  # the `onnx` exporter package missing, say
+            log.warning(
+                "ONNX embedder unavailable (%s); falling back to sentence-transformers", exc
+            )
+    return SentenceTransformerEmbedder()
