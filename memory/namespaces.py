@@ -54,7 +54,7 @@ class Namespace:
 
 def validate_slug(name: str, *, what: str = "name") -> str:
     """Check a namespace slug: lowercase letters, digits, '-', '_', '.', '/'; 1-128 chars."""
-    if not SLUG_RE.match(name):
+    if not isinstance(name, str) or not SLUG_RE.fullmatch(name):
         raise InvalidNamespace(
             f"{what}: the name after the prefix must be 1-128 characters of lowercase letters, "
             "digits, '-', '_', '.' or '/'"
