@@ -128,17 +128,19 @@ def create_app(
     embedder: Embedder | None = None,
     index: MemoryIndex | None = None,
     bootstrap_admin: bool = True,
+    lock: bool = True,
 ) -> Starlette:
     """The whole server for `settings`. Pass `embedder`/`index` to swap adapters in tests."""
-    from api.mcp_server import McpEndpoint
     from graph.app import make_graphql_app
+
+    from api.mcp_server import McpEndpoint
 
     mcp = McpEndpoint(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[State]:
         runtime = await anyio.to_thread.run_sync(
-            lambda: build_runtime(settings, embedder=embedder, index=index))
+            lambda: build_runtime(settings, embedder=embedder, index=index, lock=lock))
         try:
             await anyio.to_thread.run_sync(runtime.service.start)
             await anyio.to_thread.run_sync(runtime.bus.start)

@@ -13,12 +13,17 @@ def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("memvet", appauthor=False))
 
 
+def default_cache_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("memvet", appauthor=False))
+
+
 class Settings(BaseSettings):
     """Everything configurable. Init arguments override the environment (tests use that)."""
 
     model_config = SettingsConfigDict(env_prefix="MEMVET_", extra="ignore")
 
     data_dir: Path = Field(default_factory=default_data_dir)
+    cache_dir: Path = Field(default_factory=default_cache_dir)  # derived model files (ONNX)
     database_url: str | None = None  # default: SQLite in the data dir
     chroma_url: str | None = None  # default: embedded Chroma in the data dir
     host: str = "127.0.0.1"

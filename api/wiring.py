@@ -70,7 +70,7 @@ def make_embedder(settings: Settings) -> Embedder:
         return FakeEmbedder()
     from embeddings.onnx import make_embedder as make
 
-    return make(settings.data_dir / "models", prefer_onnx=settings.embedder == "onnx")
+    return make(settings.cache_dir / "models", prefer_onnx=settings.embedder == "onnx")
 
 
 def make_index(settings: Settings, embedder: Embedder) -> MemoryIndex:

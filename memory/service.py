@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
 
-from sqlalchemy import delete, insert, select, text, update
+from sqlalchemy import insert, select, text, update
 from sqlalchemy.engine import Connection, Engine
 
-from memory import intake, queries, review, store
+from memory import intake, queries, review, store, transfer
 from memory import tokens as token_store
 from memory.access import Permission, Principal, Role
 from memory.clock import Clock, isoformat, utcnow
@@ -700,14 +699,23 @@ class MemoryService:
         with self.engine.connect() as conn:
             return token_store.count_active(conn) > 0
 
-    # ------------------------------------------------------------------ maintenance
-    def clear_outbox(self) -> None:
-        with self._write() as tx:
-            tx.conn.execute(delete(store.index_outbox))
+    # ------------------------------------------------------------------ export / import
+    def export_lines(self, who: Principal) -> Iterator[str]:
+        """Everything as JSON Lines (see memory/transfer.py). Admin only."""
+        who.require(Permission.ADMIN)
+        with self.engine.connect() as conn:
+            yield from transfer.export_lines(conn)
 
-    def raw(self) -> Any:
-        """The engine, for export/import and tests (not for interfaces)."""
-        return self.engine
+    def import_lines(self, lines: Iterable[str], who: Principal) -> transfer.ImportReport:
+        """Import JSON Lines, all or nothing; imported memories become recallable."""
+        who.require(Permission.ADMIN)
+        with self._write() as tx:
+            report = transfer.import_lines(tx.conn, lines, now=self.clock())
+            tx.touched_index = bool(report.memory_ids)
+        if self.matcher is not None:
+            with self.engine.connect() as conn:
+                self.matcher.reset(queries.matcher_items(conn))
+        return report
 
 
 def _bounds(offset: int, limit: int) -> tuple[int, int]:

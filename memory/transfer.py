@@ -1,0 +1,256 @@
+"""Export and import as JSON Lines: one object per line, `record` naming its type.
+
+Types: `setting`, `turn`, `candidate`, `origin`, `memory`, `transition`. Export writes every
+row with every column, in a stable order, so export -> import into an empty store -> export
+gives the same bytes. A `memory` line may also be minimal (`content`, `kind`, `namespace`):
+that is how people bring memories from elsewhere; it arrives approved. Import checks every
+line first and writes nothing if any line is bad.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Table, func, insert, select, text
+from sqlalchemy.engine import Connection
+
+from memory import intake, review, store
+from memory.clock import isoformat, parse_iso
+from memory.errors import MemvetError, ValidationError
+from memory.kinds import Kind, parse_kind
+from memory.namespaces import Namespace
+from memory.records import Action, Source, Status
+
+IMPORT_ACTOR = "import"
+
+# record type -> (table, ordering columns); the order is also the import order.
+TABLES: dict[str, tuple[Table, tuple[str, ...]]] = {
+    "setting": (store.settings_table, ("key",)),
+    "turn": (store.turns, ("created_at", "id")),
+    "candidate": (store.candidates, ("created_at", "id")),
+    "origin": (store.origins, ("created_at", "id")),
+    "memory": (store.memories, ("approved_at", "id")),
+    "transition": (store.transitions, ("id",)),
+}
+DATETIME_COLUMNS = {
+    name
+    for table, _ in TABLES.values()
+    for name, column in table.c.items()
+    if isinstance(column.type, store.UTCDateTime)
+}
+
+
+class ImportFailed(ValidationError):
+    """Some lines are bad; `errors` holds (line number, message) pairs. Nothing was written."""
+
+    def __init__(self, errors: list[tuple[int, str]]) -> None:
+        shown = "; ".join(f"line {n}: {m}" for n, m in errors[:20])
+        more = f" (and {len(errors) - 20} more)" if len(errors) > 20 else ""
+        super().__init__(f"import refused, nothing was written: {shown}{more}")
+        self.errors = errors
+
+
+@dataclass
+class ImportReport:
+    counts: dict[str, int] = field(default_factory=dict)
+    skipped: int = 0
+    memory_ids: list[str] = field(default_factory=list)
+
+
+def _dump(record: str, row: dict[str, Any]) -> str:
+    out: dict[str, Any] = {"record": record}
+    for key, value in row.items():
+        out[key] = isoformat(value) if isinstance(value, datetime) else value
+    return json.dumps(out, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def export_lines(conn: Connection) -> Iterator[str]:
+    """Every row of every table, as JSON lines, in a stable order."""
+    for record, (table, order) in TABLES.items():
+        query = select(table).order_by(*(table.c[c] for c in order))
+        for row in conn.execute(query).mappings():
+            yield _dump(record, dict(row))
+
+
+def _coerce(table: Table, data: dict[str, Any]) -> dict[str, Any]:
+    """Check a full record's columns and turn ISO strings back into datetimes."""
+    row: dict[str, Any] = {}
+    unknown = set(data) - set(table.c.keys()) - {"record"}
+    if unknown:
+        raise ValidationError(f"unknown field(s): {', '.join(sorted(unknown))}")
+    for name, column in table.c.items():
+        if name not in data:
+            if column.nullable or column.autoincrement is True or name == "status":
+                continue
+            raise ValidationError(f"missing field {name!r}")
+        value = data[name]
+        if name in DATETIME_COLUMNS and value is not None:
+            if not isinstance(value, str):
+                raise ValidationError(f"{name} must be an ISO 8601 time")
+            try:
+                value = parse_iso(value)
+            except ValueError as exc:
+                raise ValidationError(f"{name} is not an ISO 8601 time") from exc
+        row[name] = value
+    return row
+
+
+def _check_row(record: str, row: dict[str, Any]) -> None:
+    if "kind" in row:
+        row["kind"] = parse_kind(row["kind"]).value
+    if "namespace" in row and record in ("candidate", "memory"):
+        row["namespace"] = str(Namespace.parse(row["namespace"]))
+    if "content" in row and record in ("candidate", "memory"):
+        row["content"] = intake.clean_content(row["content"])
+    if record == "candidate":
+        Status(row["status"])
+        Source(row["source"])
+        intake.clean_confidence(row["confidence"])
+        if int(row["observations"]) < 1:
+            raise ValidationError("observations must be at least 1")
+    if record == "transition":
+        Action(row["action"])
+
+
+@dataclass
+class _Parsed:
+    full: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)
+    minimal: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+
+
+def _parse(lines: Iterable[str]) -> tuple[_Parsed, list[tuple[int, str]]]:
+    parsed, errors = _Parsed(), []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise ValidationError("each line must be a JSON object")
+            record = data.get("record")
+            if record not in TABLES:
+                raise ValidationError(
+                    f"unknown record type {str(record)[:30]!r}; use one of {', '.join(TABLES)}")
+            if record == "memory" and "id" not in data:
+                item = {
+                    "content": intake.clean_content(data.get("content")),
+                    "kind": parse_kind(data.get("kind")).value,
+                    "namespace": str(Namespace.parse(data.get("namespace"))),
+                    "observations": int(data.get("observations", 1)),
+                    "approved_by": str(data.get("approved_by") or IMPORT_ACTOR)[:128],
+                }
+                if item["observations"] < 1:
+                    raise ValidationError("observations must be at least 1")
+                parsed.minimal.append((number, item))
+                continue
+            table, _ = TABLES[record]
+            row = _coerce(table, data)
+            _check_row(record, row)
+            parsed.full.setdefault(record, []).append((number, row))
+        except json.JSONDecodeError as exc:
+            errors.append((number, f"not valid JSON ({exc.msg})"))
+        except MemvetError as exc:
+            errors.append((number, exc.message))
+        except (TypeError, ValueError, KeyError) as exc:
+            errors.append((number, f"bad value: {exc}"))
+    return parsed, errors
+
+
+def _existing_ids(conn: Connection, table: Table, key: str, ids: list[Any]) -> set[Any]:
+    found: set[Any] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        query = select(table.c[key]).where(table.c[key].in_(chunk))
+        found.update(r[0] for r in conn.execute(query))
+    return found
+
+
+def import_lines(conn: Connection, lines: Iterable[str], *, now: datetime) -> ImportReport:
+    """Validate everything, then write everything in the caller's transaction."""
+    parsed, errors = _parse(lines)
+    known: dict[str, set[Any]] = {}
+    for record, items in parsed.full.items():
+        table, _ = TABLES[record]
+        key = "key" if record == "setting" else "id"
+        ids = [row[key] for _, row in items if key in row]
+        seen: set[Any] = set()
+        for number, row in items:
+            if key in row and row[key] in seen:
+                errors.append((number, f"{record} {row[key]!r} appears twice"))
+            seen.add(row.get(key))
+        clash = _existing_ids(conn, table, key, ids) if ids else set()
+        for number, row in items:
+            if row.get(key) in clash and record not in ("setting", "transition"):
+                errors.append((number, f"{record} {row[key]!r} already exists"))
+        known[record] = seen
+    candidate_ids = known.get("candidate", set())
+    turn_ids = known.get("turn", set())
+    for number, row in parsed.full.get("origin", []):
+        if row["candidate_id"] not in candidate_ids and not _existing_ids(
+                conn, store.candidates, "id", [row["candidate_id"]]):
+            errors.append((number, f"origin refers to unknown candidate {row['candidate_id']!r}"))
+        if row.get("turn_ref") and row["turn_ref"] not in turn_ids and not _existing_ids(
+                conn, store.turns, "id", [row["turn_ref"]]):
+            errors.append((number, f"origin refers to unknown turn {row['turn_ref']!r}"))
+    for number, row in parsed.full.get("memory", []):
+        if row["candidate_id"] not in candidate_ids and not _existing_ids(
+                conn, store.candidates, "id", [row["candidate_id"]]):
+            errors.append((number, f"memory refers to unknown candidate {row['candidate_id']!r}"))
+    if errors:
+        raise ImportFailed(sorted(errors))
+
+    report = ImportReport()
+    renumber = bool(conn.execute(select(func.count()).select_from(store.transitions)).scalar())
+    for record, (table, _) in TABLES.items():
+        rows = [row for _, row in parsed.full.get(record, [])]
+        if record == "setting":
+            for row in rows:
+                conn.execute(table.delete().where(table.c.key == row["key"]))
+        if record == "transition" and renumber:
+            rows = [{k: v for k, v in row.items() if k != "id"} for row in rows]
+        if rows:
+            conn.execute(insert(table), rows)
+        if record == "memory":
+            report.memory_ids.extend(row["id"] for row in rows)
+            for row in rows:
+                conn.execute(insert(store.index_outbox).values(
+                    memory_id=row["id"], namespace=row["namespace"], op="upsert", created_at=now))
+        report.counts[record] = len(rows)
+    for _, item in parsed.minimal:
+        memory_id = _import_minimal(conn, item, now)
+        if memory_id is None:
+            report.skipped += 1
+        else:
+            report.memory_ids.append(memory_id)
+            report.counts["memory"] = report.counts.get("memory", 0) + 1
+    if conn.dialect.name == "postgresql":
+        for name in ("transitions", "index_outbox"):
+            conn.execute(text(
+                f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
+                f"COALESCE((SELECT MAX(id) FROM {name}), 0) + 1, false)"))
+    return report
+
+
+def _import_minimal(conn: Connection, item: dict[str, Any], now: datetime) -> str | None:
+    """A bare memory from elsewhere: an approved candidate plus its memory. Exact duplicates
+    of an approved memory are skipped."""
+    kind = Kind(item["kind"])
+    key = intake.content_key(item["content"])
+    existing = intake.find_exact(conn, item["namespace"], kind, key)
+    if existing is not None and existing["status"] == Status.APPROVED.value:
+        return None
+    proposal = intake.Proposal(
+        content=item["content"], kind=kind, namespace=item["namespace"], source=Source.MANUAL,
+        confidence=1.0, origin=None, created_by=IMPORT_ACTOR)
+    cand = intake.insert_candidate(conn, proposal, IMPORT_ACTOR, now)
+    row = review.get_candidate_row(conn, cand.id)
+    row["observations"] = item["observations"]
+    conn.execute(store.candidates.update().where(store.candidates.c.id == cand.id)
+                 .values(observations=item["observations"]))
+    memory = review.approve(conn, row, None, actor=item["approved_by"], now=now,
+                            check_namespace=lambda ns: None)
+    return memory.id
