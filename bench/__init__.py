@@ -1,0 +1,1 @@
+"""memvet's benchmarks; `make bench` runs them all and writes BENCHMARKS.md."""
