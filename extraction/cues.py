@@ -97,7 +97,12 @@ PERSONA_SCOPE = re.compile(
 )
 
 PREFERENCE = _cues(
-    (r"\b(?:from now on|going forward|in (?:the )?future)\b", 0.4),
+    (r"\b(?:from now on|going forward|in (?:the )?future)\b", 0.6),
+    (r"\b(?:reply|respond|answer|talk|speak|write back|communicate) (?:to me )?in\b", 0.8),
+    (r"\b(?:go easy on|spare me|no need (?:for|to)|don'?t bother)\b", 0.6),
+    (r"\bexplanations?\b|\bexplain\w*\b", 0.3),
+    (r"\bi'?m (?:a|an) (?:[\w-]+ )?(?:dev|developer|engineer|designer|beginner|newbie|expert)\b",
+     0.6),
     (r"\b(?:stop|quit) \w+ing\b", 1.0),
     (
         r"\bi(?:'d| would)? (?:really |strongly |much )?(?:prefer|like|love|hate|would rather|"
@@ -154,8 +159,15 @@ PREFERENCE_WORKSPACE = _cues(
     (r"\bnew code\b[\w ]{0,30}\b(?:uses?|should use|must use|is written in)\b", 1.2),
     (r"\b(?:we|the team) prefer\b|\bprefer [\w.+-]+ (?:over|to)\b", 1.0),
     (r"\b(?:no|avoid) [\w-]+(?: [\w-]+)? (?:in|inside) [\w./-]+,? (?:please|pls)\b", 1.0),
-    (r"\b(?:please|pls)\b.*\b(?:no|don'?t|dont|avoid|never)\b", 0.6),
+    (r"\b(?:please|pls)\b.*\b(?:no|don'?t|dont|avoid|never)\b", 0.2),
     (r"\bnot even\b", 0.2),
+    (
+        r"^(?:(?:please|pls|and|also)\s+)*(?:don'?t|do not|never|stop|avoid|no more) (?:add|use|"
+        r"write|put|leave|include|create|generate|hardcode|inline|mock|catch|swallow|suppress|"
+        r"disable|import)(?:ing)? (?:[\w-]+ )?[\w-]+s\b(?!.*\b(?:this|these|those|his|her|yet|now|"
+        r"today|that (?:file|one|function|test|branch|pr))\b)",
+        1.0,
+    ),
 )
 
 PATTERN = _cues(
@@ -184,7 +196,13 @@ PATTERN = _cues(
         r"document|include|pin|regenerate|start)\b",
         0.7,
     ),
-    (r"\ball [\w ]{1,30} (?:live|lives|go|belong) in\b", 1.0),
+    (r"\ball [\w ]{1,30} (?:live|lives|go|belong) in\b", 1.4),
+    (r"\bbefore (?:committing|pushing|merging|deploying|releasing|opening|tagging|shipping)\b", 0.5),
+    (
+        r"^(?:(?:please|pls|and|also|always)\s+)*(?:use|name|prefix|suffix|put|keep|write|format|"
+        r"sort|store|tag|label)\b.*\b(?:for|in|on|to) (?:all|every|each|any) [\w-]+",
+        1.0,
+    ),
 )
 
 DECISION = _cues(
@@ -197,6 +215,11 @@ DECISION = _cues(
     (r"\b(?:we(?:'ve| have)? )?(?:decided|agreed on|settled on|chose|picked|opted for)\b", 1.0),
     (r"\bdecision\b|\bfinal answer\b|\bfinal call\b", 0.8),
     (r"\b(?:we're|we are|we'll|we will) (?:moving|migrating|switching|standardi[sz]ing)\b", 1.0),
+    (
+        r"\b(?:we're going to|we are going to|we're gonna|we'll|we will) (?:use|adopt|switch to|"
+        r"move to|migrate to|go with|standardi[sz]e on|keep|stay on)\b",
+        1.0,
+    ),
     (
         r"\b(?:we're|we are|we'll|we will|we) not (?:adding|using|doing|going to (?:use|add)|"
         r"introducing|supporting|adopting)\b|\bwe won'?t (?:use|add|adopt)\b",
@@ -218,17 +241,22 @@ FACT = _cues(
     ),
     (r"^(?:note|careful|important|reminder|btw|context)\b", 0.6),
     (r"^(?:note|important|reminder|context|careful)\s*:", 0.3),
-    (r"\bnever (?:ever )?(?:change|touch|modify|edit|delete|remove|point|use|run|push|bump|rename|"
-     r"commit|deploy|upgrade|hardcode|expose|log|store)\b|\b(?:don'?t|do not) ever\b", 0.6),
+    (
+        r"(?:^|[,;:] |\bso )(?:and |but )?never (?:ever )?(?!seen|been|heard|had|done|thought|"
+        r"knew|known|tried|used|got|gotten|worked|noticed)[a-z]+\b(?<!ed)|\b(?:don'?t|do not) ever\b",
+        1.0,
+    ),
     (r"(?<![\w-])(?:here|in this (?:repo|project|codebase))(?![\w-])", 0.2),
     (r"\b[\w.-]+ (?:uses|runs) (?:the )?[\w.-]+(?: [\w.-]+)? (?:strategy|driver|backend|engine|"
      r"runtime|version|image|adapter|protocol|mode)\b", 0.5),
     (r"\bonly (?:has|have|runs|supports|allows)\b", 0.4),
+    (r"\b(?:talks? to|connects? to|calls?|goes through|routes? through|reads? from|writes? to|"
+     r"pulls? from|pushes? to) [\w ./-]{1,40}\b(?:through|via|over|using)\b", 0.5),
     (
         r"(?<!went )(?<!go )(?<!goes )(?<!going )\b(?:lives?|living) (?:in|at|under)\b|"
         r"\b(?:is|are) (?:kept|stored|hosted|managed|defined|configured|located|vendored|"
         r"generated) (?:in|at|on|under|via|by|from)\b",
-        1.0,
+        1.3,
     ),
     (r"\b(?:we're|we are|we've been|everything is|it's all) (?:on|using) \S", 0.8),
     (
@@ -238,7 +266,8 @@ FACT = _cues(
         0.8,
     ),
     (r"\bdeploys? (?:from|to|via|through)\b", 0.8),
-    (r"\b(?:is|are|runs|listens|served) on (?:port )?\d{2,5}\b|\bport \d{2,5}\b", 0.8),
+    (r"\b(?:is|are|runs|listens|served|lives) on (?:port )?\d{2,5}\b", 1.0),
+    (r"\bport \d{2,5}\b", 0.3),
     (r"\b(?:msrv|minimum supported|min(?:imum)? version|only support|we support)\b", 1.0),
     (
         r"\b(?:is|are|'s) (?:deprecated|dead(?: code| config)?|legacy|append-only|read-only|"
@@ -253,9 +282,14 @@ FACT = _cues(
     (r"\b(?:is|are|'s|uses?|runs?|on|in|from|to|at) [^,.;]{1,40},? not (?:the )?[\w./@:-]+", 0.7),
     (r"\bnot [\w./-]+ but\b", 0.4),
     (r"\b(?:needs?|requires?) (?:the|a|an) [\w-]+(?: \w+)? (?:up|running|started|first)\b", 0.7),
-    (r"\b(?:must|has to|have to|must not|mustn'?t|can'?t|cannot|never|don'?t ever)\b", 0.3),
+    (r"\b(?:must|has to|have to|must not|mustn'?t|can'?t|cannot)\b", 0.3),
     (r"\bnever ever\b|\beverywhere in the\b|\bacross the (?:codebase|repo)\b", 0.5),
-    (r"\b(?:staging|prod|production|dev|ci) (?:is|runs|lives|has)\b", 0.4),
+    (r"(?:^|[,;:] |\b(?:fyi|btw|and|but|note:?|also|while) )(?:staging|prod|production|dev|ci) "
+     r"(?:is|runs|lives|has)\b", 0.4),
+    (r"\b(?:is|are) (?:owned|maintained|run|managed) by\b", 1.0),
+    (r"^(?:(?:and|also|oh|btw)\s+)*remember (?:that|:)", 0.8),
+    (r"\bevery (?:day|night|morning|hour|week|month|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
+     0.5),
 )
 
 PERSONA_FACT = re.compile(
@@ -275,8 +309,9 @@ FAILURE = re.compile(
     r"(?:charged|billed|sent) twice|(?:errors?|bugs?|outage|crash(?:es)?|failures?) "
     r"(?:from|during|in) (?:last|the last|yesterday)|(?:was|were) caused by)\b"
 )
+CAUSE = re.compile(r"\b(?:because|due to|caused by|root cause|turned out|the reason)\b")
 LESSON = re.compile(
-    r"\b(?:always|never|must|has to|have to|needs? to|make sure|rule|from now on|going forward|"
+    r"\b(?:we now|now we|we've (?:added|set|switched|changed|put)|from then on|always|never|must|has to|have to|needs? to|make sure|rule|from now on|going forward|"
     r"keep (?:that|this) in mind|lesson|every new|for every|any new|note for the future|"
     r"so (?:that )?(?:it )?doesn'?t happen|so we don'?t|to avoid|write this down|don'?t .* again)\b"
 )

@@ -210,7 +210,9 @@ def _group(sents: list[_Sent]) -> list[_Group]:
 
 def _postmortem(sents: list[_Sent], full_probe: str, groups: list[_Group]) -> list[_Group]:
     """A failure told together with its lesson is one postmortem, not several rules."""
-    if not (cues.FAILURE.search(full_probe) and cues.LESSON.search(full_probe)):
+    if not cues.FAILURE.search(full_probe):
+        return groups
+    if not (cues.LESSON.search(full_probe) or cues.CAUSE.search(full_probe)):
         return groups
     keep = [g for g in groups if g.kind is Kind.PREFERENCE and g.persona]
     taken = {id(s) for g in keep for s in g.sents}
