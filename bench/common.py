@@ -80,18 +80,19 @@ def load_locomo(path: Path = LOCOMO_DEV) -> Locomo:
                 continue
             ids: list[str] = []
             for raw in qa["evidence"]:
-                for piece in re.split(r"[;,\s]+", str(raw).strip()):
-                    if not piece:
-                        continue
-                    out.evidence_total += 1
+                out.evidence_total += 1
+                pieces = [p for p in re.split(r"[;,\s]+", str(raw).strip()) if p]
+                fixed = False
+                for piece in pieces:
                     match = _EVIDENCE_RE.fullmatch(piece)
                     norm = f"D{match.group(1)}:{match.group(2)}" if match else piece
-                    if norm != piece:
-                        out.evidence_normalised += 1
+                    if norm != piece or len(pieces) > 1:
+                        fixed = True
                     if norm in known:
                         ids.append(f"{sid}:{norm}")
                     else:
                         out.evidence_dropped += 1
+                out.evidence_normalised += fixed
             if not ids:
                 out.queries_without_evidence += 1
                 continue

@@ -10,7 +10,7 @@ from embeddings.lexical import tokenize
 
 
 class FakeEmbedder:
-    """Hash each token (and each token bigram) to a signed slot; texts sharing words are close.
+    """Hashed bag of words (bigrams at half weight) in signed slots: shared words, close vectors.
 
     Deterministic across processes and machines; no model, no I/O. Not semantic: use the real
     embedder for quality tests.
@@ -23,10 +23,14 @@ class FakeEmbedder:
         self.model_id = model_id or f"memvet-fake-bow-{dimension}"
         self.calls = 0  # how many embed() calls were made, for tests that count them
 
-    def _slot(self, feature: str) -> tuple[int, float]:
-        digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-        value = int.from_bytes(digest, "little")
-        return value % self.dimension, (1.0 if (value >> 63) & 1 else -1.0)
+    def _slots(self, feature: str) -> list[tuple[int, float]]:
+        """Two signed slots per feature, so one hash collision cannot cancel a shared word."""
+        digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=16).digest()
+        out = []
+        for half in (digest[:8], digest[8:]):
+            value = int.from_bytes(half, "little")
+            out.append((value % self.dimension, 1.0 if (value >> 63) & 1 else -1.0))
+        return out
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit-length vector per text (a fixed unit vector for texts with no tokens)."""
@@ -36,9 +40,10 @@ class FakeEmbedder:
             vec = [0.0] * self.dimension
             tokens = tokenize(text)
             features = tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False)]
-            for feature in features:
-                slot, sign = self._slot(feature)
-                vec[slot] += sign
+            for n, feature in enumerate(features):
+                weight = 1.0 if n < len(tokens) else 0.5  # bigrams count half
+                for slot, sign in self._slots(feature):
+                    vec[slot] += sign * weight
             norm = math.sqrt(sum(v * v for v in vec))
             if norm == 0.0:
                 vec[0], norm = 1.0, 1.0

@@ -7,7 +7,6 @@ Chroma holds the vectors and answers the dense (HNSW) half of a query.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 from collections import OrderedDict
@@ -29,7 +28,7 @@ from embeddings.lexical import BM25Index, tokenize
 from memory.errors import MemvetError
 from memory.kinds import DEFAULT_KIND_WEIGHTS, Kind, parse_kind
 from memory.namespaces import Namespace
-from memory.ports import Embedder, IndexedMemory, SearchHit
+from memory.ports import Embedder, IndexedMemory, SearchHit, index_hash
 
 META_NAMESPACE = "memvet_namespace"
 META_MODEL = "memvet_model_id"
@@ -43,8 +42,8 @@ class EmbeddingModelMismatch(MemvetError):
 
 
 def content_hash(kind: Kind | str, content: str) -> str:
-    """The hash `snapshot()` reports for a memory: changes when its kind or content does."""
-    return hashlib.sha256(f"{parse_kind(kind).value}\n{content}".encode()).hexdigest()[:32]
+    """The hash `snapshot()` reports for a memory (the core's `index_hash`): kind + content."""
+    return index_hash(parse_kind(kind), content)
 
 
 @dataclass(frozen=True)
@@ -370,11 +369,13 @@ class ChromaMemoryIndex:
         def one(
             part: _Partition,
         ) -> tuple[_Partition, list[tuple[str, float]], list[tuple[str, float]]]:
-            return (
-                part,
-                self._dense(part, qvec, kind_set, limit),
-                self._lexical(part, qtokens, kind_set, limit),
-            )
+            dense_hits = self._dense(part, qvec, kind_set, limit)
+            lexical_hits = self._lexical(part, qtokens, kind_set, limit)
+            seen = {i for i, _ in dense_hits}
+            missing = [i for i, _ in lexical_hits if i not in seen]
+            if missing:  # give lexical-only candidates their exact cosine
+                dense_hits = dense_hits + self._cosines(part, qvec, missing)
+            return part, dense_hits, lexical_hits
 
         if len(parts) == 1:
             results = [one(parts[0])]
@@ -454,6 +455,15 @@ class ChromaMemoryIndex:
         if len(kept) >= want:
             return kept[:want]
         return self._exact(part, qvec, kinds, want)
+
+    def _cosines(
+        self, part: _Partition, qvec: np.ndarray, memory_ids: list[str]
+    ) -> list[tuple[str, float]]:
+        res = part.collection.get(ids=memory_ids, include=["embeddings"])
+        if not len(res["ids"]):
+            return []
+        sims = np.asarray(res["embeddings"], dtype=np.float32) @ qvec
+        return [(i, float(s)) for i, s in zip(res["ids"], sims, strict=True)]
 
     def _hnsw(self, part: _Partition, qvec: np.ndarray, n: int) -> list[tuple[str, float]]:
         if n <= 0:

@@ -1,0 +1,165 @@
+"""ChromaMemoryIndex with the fake embedder on an embedded Chroma per test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from embeddings.chroma import collection_name, make_chroma_client, namespace_of
+from embeddings.fake import FakeEmbedder
+from embeddings.index import ChromaMemoryIndex, EmbeddingModelMismatch, RankingSettings
+from memory.errors import InvalidNamespace
+from memory.kinds import DEFAULT_KIND_WEIGHTS, Kind
+from memory.ports import IndexedMemory, MemoryIndex, index_hash
+
+SHOP = "workspace:shop-api"
+OTHER = "workspace:other"
+
+
+def mem(mid: str, content: str, kind: Kind = Kind.FACT, ns: str = SHOP) -> IndexedMemory:
+    return IndexedMemory(id=mid, namespace=ns, kind=kind, content=content)
+
+
+@pytest.fixture
+def index(client: Any, fake: FakeEmbedder) -> Any:
+    ix = ChromaMemoryIndex(client, fake)
+    yield ix
+    ix.close()
+
+
+def test_implements_the_port(index: ChromaMemoryIndex) -> None:
+    assert isinstance(index, MemoryIndex)
+
+
+@given(
+    st.from_regex(r"[a-z0-9_./-]{1,128}", fullmatch=True), st.sampled_from(["persona", "workspace"])
+)
+def test_collection_names_are_valid_and_reversible(name: str, scope: str) -> None:
+    ns = f"{scope}:{name}"
+    col = collection_name(ns)
+    assert namespace_of(col) == ns
+    assert col[0].isalnum() and col[-1].isalnum() and ".." not in col
+    assert 3 <= len(col) <= 512 and ":" not in col
+
+
+def test_bad_namespace_is_refused(index: ChromaMemoryIndex) -> None:
+    with pytest.raises(InvalidNamespace):
+        index.upsert([mem("m1", "x", ns="project:foo")])
+    assert namespace_of("some-other-collection") is None
+
+
+def test_only_upserted_memories_are_found_and_remove_works(index: ChromaMemoryIndex) -> None:
+    assert index.search("pnpm", [SHOP]) == []
+    index.upsert([mem("m1", "The project uses pnpm, not npm"), mem("m2", "Deploy on Fridays")])
+    hits = index.search("pnpm", [SHOP])
+    assert {h.memory_id for h in hits} == {"m1", "m2"}
+    assert hits[0].memory_id == "m1"
+    index.remove(SHOP, ["m1", "unknown"])
+    assert [h.memory_id for h in index.search("pnpm", [SHOP])] == ["m2"]
+    assert index.snapshot() == {SHOP: {"m2": index_hash(Kind.FACT, "Deploy on Fridays")}}
+    index.remove("workspace:never-seen", ["m2"])  # no partition: nothing to do
+
+
+def test_namespaces_partition_recall(index: ChromaMemoryIndex) -> None:
+    index.upsert([mem("a", "Uses pnpm"), mem("b", "Uses pnpm too", ns=OTHER)])
+    assert [h.namespace for h in index.search("pnpm", [SHOP])] == [SHOP]
+    both = index.search("pnpm", [SHOP, OTHER, "workspace:empty"])
+    assert {(h.namespace, h.memory_id) for h in both} == {(SHOP, "a"), (OTHER, "b")}
+    assert index.search("pnpm", []) == []
+
+
+def test_exact_name_hit_and_score_parts(index: ChromaMemoryIndex) -> None:
+    filler = [mem(f"f{i}", f"Note {i} about the checkout flow and payments") for i in range(30)]
+    index.upsert([*filler, mem("p", "Always use pnpm install --frozen-lockfile in CI")])
+    top = index.search("pnpm", [SHOP], limit=3)[0]
+    assert top.memory_id == "p"
+    assert top.content.startswith("Always use pnpm")
+    assert top.kind is Kind.FACT and top.namespace == SHOP
+    assert top.lexical is not None and top.lexical > 0
+    assert top.dense is not None
+    assert top.kind_weight == DEFAULT_KIND_WEIGHTS[Kind.FACT]
+    assert top.score == pytest.approx(top.fused * top.kind_weight)
+    assert 0.0 <= top.fused <= 1.0
+
+
+def test_kind_weights_reorder(index: ChromaMemoryIndex) -> None:
+    index.upsert(
+        [
+            mem("f", "bundle size matters for the desktop app", Kind.FACT),
+            mem("d", "bundle size matters for the desktop app", Kind.DECISION),
+        ]
+    )
+    hits = index.search("desktop bundle size", [SHOP])
+    assert hits[0].memory_id == "d" and hits[0].kind_weight == DEFAULT_KIND_WEIGHTS[Kind.DECISION]
+    hits = index.search("desktop bundle size", [SHOP], kind_weights={Kind.FACT: 3.0})
+    assert hits[0].memory_id == "f" and hits[0].kind_weight == 3.0
+
+
+@pytest.mark.parametrize("exact_max", [0, 10_000])
+def test_kinds_filter_without_where(client: Any, fake: FakeEmbedder, exact_max: int) -> None:
+    """Both paths: HNSW over-fetch + post-filter (exact_max=0) and the exact kind scan."""
+    ranking = RankingSettings(exact_kind_max=exact_max, exact_kind_fraction=0.0)
+    index = ChromaMemoryIndex(client, fake, ranking=ranking)
+    kinds = list(Kind)
+    index.upsert([mem(f"m{i}", f"release note {i} pnpm", kinds[i % 6]) for i in range(60)])
+    hits = index.search("release note pnpm", [SHOP], kinds=[Kind.DECISION, "postmortem"], limit=50)  # type: ignore[list-item]
+    assert len(hits) == 20
+    assert {h.kind for h in hits} == {Kind.DECISION, Kind.POSTMORTEM}
+    index.upsert([mem("m2", "now a fact", Kind.FACT)])  # m2 was a decision; the cache must follow
+    ids = {h.memory_id for h in index.search("release", [SHOP], kinds=[Kind.DECISION], limit=50)}
+    assert "m2" not in ids and len(ids) == 9
+    assert index.search("release", [SHOP], kinds=[Kind.EVENT], limit=0) == []
+    index.close()
+
+
+def test_reopen_rebuilds_lexical_and_snapshot(tmp_path: Any, fake: FakeEmbedder) -> None:
+    first = ChromaMemoryIndex(make_chroma_client(path=tmp_path / "c"), fake)
+    first.upsert([mem("m1", "Use orders.int.spec.ts for the orders API", Kind.PATTERN)])
+    first.close()
+    again = ChromaMemoryIndex(make_chroma_client(path=tmp_path / "c"), fake)
+    assert again.snapshot() == {
+        SHOP: {"m1": index_hash(Kind.PATTERN, "Use orders.int.spec.ts for the orders API")}
+    }
+    hit = again.search("orders.int.spec.ts", [SHOP])[0]
+    assert hit.memory_id == "m1" and hit.lexical and hit.kind is Kind.PATTERN
+    again.close()
+
+
+def test_unchanged_memory_is_not_reembedded(index: ChromaMemoryIndex, fake: FakeEmbedder) -> None:
+    index.upsert([mem("m1", "a"), mem("m2", "b")])
+    calls = fake.calls
+    index.upsert([mem("m1", "a")])
+    assert fake.calls == calls
+    index.upsert([mem("m1", "a changed")])
+    assert fake.calls == calls + 1
+    assert index.search("changed", [SHOP])[0].content == "a changed"
+
+
+def test_model_mixing_is_refused(tmp_path: Any) -> None:
+    path = tmp_path / "c"
+    ix = ChromaMemoryIndex(make_chroma_client(path=path), FakeEmbedder(384))
+    ix.upsert([mem("m1", "pnpm")])
+    ix.close()
+    with pytest.raises(EmbeddingModelMismatch, match="memvet-fake-bow-384"):
+        ChromaMemoryIndex(make_chroma_client(path=path), FakeEmbedder(384, model_id="other"))
+    with pytest.raises(EmbeddingModelMismatch):
+        ChromaMemoryIndex(make_chroma_client(path=path), FakeEmbedder(256))
+    rebuilt = ChromaMemoryIndex(
+        make_chroma_client(path=path), FakeEmbedder(256), on_model_mismatch="rebuild"
+    )
+    assert rebuilt.snapshot() == {}
+    rebuilt.upsert([mem("m1", "pnpm")])
+    assert rebuilt.search("pnpm", [SHOP])[0].memory_id == "m1"
+
+
+def test_drop_namespace_and_query_cache(index: ChromaMemoryIndex, fake: FakeEmbedder) -> None:
+    index.upsert([mem("m1", "pnpm")])
+    index.search("pnpm", [SHOP])
+    calls = fake.calls
+    index.search("pnpm", [SHOP])
+    assert fake.calls == calls  # the query vector came from the LRU cache
+    index.drop_namespace(SHOP)
+    assert index.search("pnpm", [SHOP]) == [] and index.snapshot() == {}
