@@ -147,6 +147,8 @@ PREFERENCE = _cues(
     (r"\b(?:don'?t|do not|never|stop)\b.*\b(?:for me|on my behalf)\b", 1.0),
     (r"\bon my behalf\b", 0.6),
     (r"\btell me (?:after|first|before|when|afterwards)\b", 0.6),
+    (r"\bbefore (?:telling|asking|showing|pinging|bothering) me\b|"
+     r"\btell(?:ing)? me (?:you'?re|it'?s|things are) (?:done|ready|finished)\b", 0.6),
     (
         r"\b(?:put|format|show|present|report|give|write)\b[\w ]{0,20}\b(?:in|as) (?:a )?(?:table|"
         r"tables|bullets?|bullet points|a list|prose|markdown|plain text)\b",
@@ -207,7 +209,7 @@ PATTERN = _cues(
 
 DECISION = _cues(
     (
-        r"\blet'?s (?:go with|go for|use|switch to|move to|adopt|stick with|keep using|"
+        r"\blet'?s (?:go with|go for|use|switch to|move to|adopt|stick with|keep using|keep|"
         r"standardi[sz]e on|pick|choose|go)\b",
         1.0,
     ),
@@ -251,7 +253,7 @@ FACT = _cues(
      r"runtime|version|image|adapter|protocol|mode)\b", 0.5),
     (r"\bonly (?:has|have|runs|supports|allows)\b", 0.4),
     (r"\b(?:talks? to|connects? to|calls?|goes through|routes? through|reads? from|writes? to|"
-     r"pulls? from|pushes? to) [\w ./-]{1,40}\b(?:through|via|over|using)\b", 0.5),
+     r"pulls? from|pushes? to) [\w ./-]{1,40}\b(?:through|via|over|using)\b", 1.0),
     (
         r"(?<!went )(?<!go )(?<!goes )(?<!going )\b(?:lives?|living) (?:in|at|under)\b|"
         r"\b(?:is|are) (?:kept|stored|hosted|managed|defined|configured|located|vendored|"
@@ -307,7 +309,7 @@ FAILURE = re.compile(
     r"hotfix|rolled back|root cause|the hard way|blew up|fell over|corrupted|data loss|"
     r"lost (?:\w+ )?data|(?:cost|bill|latency|error) spike|spiked|miscompil\w*|wiped|"
     r"(?:charged|billed|sent) twice|(?:errors?|bugs?|outage|crash(?:es)?|failures?) "
-    r"(?:from|during|in) (?:last|the last|yesterday)|(?:was|were) caused by)\b"
+    r"(?:from|during|in) (?:last|the last|yesterday))\b"
 )
 CAUSE = re.compile(r"\b(?:because|due to|caused by|root cause|turned out|the reason)\b")
 LESSON = re.compile(

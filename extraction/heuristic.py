@@ -107,10 +107,14 @@ def _classify(s: _Sent, next_probe: str) -> None:
                 scores[key] += 0.3
                 break
 
+    imperative = cues.ONE_OFF_VERB.search(p) is not None
+    if imperative and not cues.GENERAL.search(p):
+        # "remove the logs before you commit": a task for now, whatever rule it mentions
+        for key in ((Kind.PATTERN, False), (Kind.DECISION, False), (Kind.FACT, False)):
+            scores[key] -= 0.5
     order = {k: i for i, k in enumerate(cues.KIND_PRIORITY)}
     (kind, persona), best = max(scores.items(), key=lambda kv: (kv[1], -order[kv[0][0]]))
 
-    imperative = cues.ONE_OFF_VERB.search(p) is not None
     if imperative and not cues.GENERAL.search(p) and best < START:
         s.status = "drop"
         return
