@@ -47,7 +47,8 @@ HYPOTHETICAL = re.compile(
 )
 
 JOKE = re.compile(
-    r"\b(?:lol|lmao|lmfao|rofl|haha\w*|hehe\w*|kidding|jk|just joking|joking)\b|[\U0001f602\U0001f923]"
+    r"\b(?:lol|lmao|lmfao|rofl|haha\w*|hehe\w*|kidding|jk|just joking|joking)\b"
+    r"|[\U0001f602\U0001f923]"
 )
 # "kidding" also takes back the sentence before it.
 JOKE_RETRACT = re.compile(r"\b(?:kidding|jk|just joking|joking)\b")
@@ -101,8 +102,10 @@ PREFERENCE = _cues(
     (r"\b(?:reply|respond|answer|talk|speak|write back|communicate) (?:to me )?in\b", 0.8),
     (r"\b(?:go easy on|spare me|no need (?:for|to)|don'?t bother)\b", 0.6),
     (r"\bexplanations?\b|\bexplain\w*\b", 0.3),
-    (r"\bi'?m (?:a|an) (?:[\w-]+ )?(?:dev|developer|engineer|designer|beginner|newbie|expert)\b",
-     0.6),
+    (
+        r"\bi'?m (?:a|an) (?:[\w-]+ )?(?:dev|developer|engineer|designer|beginner|newbie|expert)\b",
+        0.6,
+    ),
     (r"\b(?:stop|quit) \w+ing\b", 1.0),
     (
         r"\bi(?:'d| would)? (?:really |strongly |much )?(?:prefer|like|love|hate|would rather|"
@@ -125,8 +128,11 @@ PREFERENCE = _cues(
         r"tone|writing|comments|commit messages?|reports?)\b",
         1.0,
     ),
-    (r"\b(?:keep|be) (?:it |things |answers |responses |replies )?(?:short|brief|concise|terse|"
-     r"succinct|to the point)\b", 1.0),
+    (
+        r"\b(?:keep|be) (?:it |things |answers |responses |replies )?(?:short|brief|concise|terse|"
+        r"succinct|to the point)\b",
+        1.0,
+    ),
     (
         r"\b(?:no|don'?t|never|stop|skip|without|avoid) (?:\w+ )?(?:emojis?|recaps?|"
         r"summar(?:y|ies)|preambles?|fluff|apolog\w*|filler|small talk|pleasantries|disclaimers)\b",
@@ -147,8 +153,11 @@ PREFERENCE = _cues(
     (r"\b(?:don'?t|do not|never|stop)\b.*\b(?:for me|on my behalf)\b", 1.0),
     (r"\bon my behalf\b", 0.6),
     (r"\btell me (?:after|first|before|when|afterwards)\b", 0.6),
-    (r"\bbefore (?:telling|asking|showing|pinging|bothering) me\b|"
-     r"\btell(?:ing)? me (?:you'?re|it'?s|things are) (?:done|ready|finished)\b", 0.6),
+    (
+        r"\bbefore (?:telling|asking|showing|pinging|bothering) me\b|"
+        r"\btell(?:ing)? me (?:you'?re|it'?s|things are) (?:done|ready|finished)\b",
+        0.6,
+    ),
     (
         r"\b(?:put|format|show|present|report|give|write)\b[\w ]{0,20}\b(?:in|as) (?:a )?(?:table|"
         r"tables|bullets?|bullet points|a list|prose|markdown|plain text)\b",
@@ -199,7 +208,10 @@ PATTERN = _cues(
         0.7,
     ),
     (r"\ball [\w ]{1,30} (?:live|lives|go|belong) in\b", 1.4),
-    (r"\bbefore (?:committing|pushing|merging|deploying|releasing|opening|tagging|shipping)\b", 0.5),
+    (
+        r"\bbefore (?:committing|pushing|merging|deploying|releasing|opening|tagging|shipping)\b",
+        0.5,
+    ),
     (
         r"^(?:(?:please|pls|and|also|always)\s+)*(?:use|name|prefix|suffix|put|keep|write|format|"
         r"sort|store|tag|label)\b.*\b(?:for|in|on|to) (?:all|every|each|any) [\w-]+",
@@ -245,15 +257,22 @@ FACT = _cues(
     (r"^(?:note|important|reminder|context|careful)\s*:", 0.3),
     (
         r"(?:^|[,;:] |\bso )(?:and |but )?never (?:ever )?(?!seen|been|heard|had|done|thought|"
-        r"knew|known|tried|used|got|gotten|worked|noticed)[a-z]+\b(?<!ed)|\b(?:don'?t|do not) ever\b",
+        r"knew|known|tried|used|got|gotten|worked|noticed)[a-z]+\b(?<!ed)|\b(?:don'?t"
+        r"|do not) ever\b",
         1.0,
     ),
     (r"(?<![\w-])(?:here|in this (?:repo|project|codebase))(?![\w-])", 0.2),
-    (r"\b[\w.-]+ (?:uses|runs) (?:the )?[\w.-]+(?: [\w.-]+)? (?:strategy|driver|backend|engine|"
-     r"runtime|version|image|adapter|protocol|mode)\b", 0.5),
+    (
+        r"\b[\w.-]+ (?:uses|runs) (?:the )?[\w.-]+(?: [\w.-]+)? (?:strategy|driver|backend|engine|"
+        r"runtime|version|image|adapter|protocol|mode)\b",
+        0.5,
+    ),
     (r"\bonly (?:has|have|runs|supports|allows)\b", 0.4),
-    (r"\b(?:talks? to|connects? to|calls?|goes through|routes? through|reads? from|writes? to|"
-     r"pulls? from|pushes? to) [\w ./-]{1,40}\b(?:through|via|over|using)\b", 1.0),
+    (
+        r"\b(?:talks? to|connects? to|calls?|goes through|routes? through|reads? from|writes? to|"
+        r"pulls? from|pushes? to) [\w ./-]{1,40}\b(?:through|via|over|using)\b",
+        1.0,
+    ),
     (
         r"(?<!went )(?<!go )(?<!goes )(?<!going )\b(?:lives?|living) (?:in|at|under)\b|"
         r"\b(?:is|are) (?:kept|stored|hosted|managed|defined|configured|located|vendored|"
@@ -277,26 +296,39 @@ FACT = _cues(
         1.0,
     ),
     (r"\b(?:has|have|there'?s|there is) no [\w-]+", 0.5),
-    (r"\b(?:usually|typically|normally|generally) (?:\w+ )?(?:around|at|arrives?|lands?|takes?)\b",
-     0.8),
-    (r"\b(?:usually|typically|normally) (?:\w+ )?(?:around|at|by|before|after|takes?|lands?|"
-     r"arrives?|about) ~?\d", 0.3),
+    (
+        r"\b(?:usually|typically|normally|generally) (?:\w+ )?(?:around|at|arrives?"
+        r"|lands?|takes?)\b",
+        0.8,
+    ),
+    (
+        r"\b(?:usually|typically|normally) (?:\w+ )?(?:around|at|by|before|after|takes?|lands?|"
+        r"arrives?|about) ~?\d",
+        0.3,
+    ),
     (r"\b(?:is|are|'s|uses?|runs?|on|in|from|to|at) [^,.;]{1,40},? not (?:the )?[\w./@:-]+", 0.7),
     (r"\bnot [\w./-]+ but\b", 0.4),
     (r"\b(?:needs?|requires?) (?:the|a|an) [\w-]+(?: \w+)? (?:up|running|started|first)\b", 0.7),
     (r"\b(?:must|has to|have to|must not|mustn'?t|can'?t|cannot)\b", 0.3),
     (r"\bnever ever\b|\beverywhere in the\b|\bacross the (?:codebase|repo)\b", 0.5),
-    (r"(?:^|[,;:] |\b(?:fyi|btw|and|but|note:?|also|while) )(?:staging|prod|production|dev|ci) "
-     r"(?:is|runs|lives|has)\b", 0.4),
+    (
+        r"(?:^|[,;:] |\b(?:fyi|btw|and|but|note:?|also|while) )(?:staging|prod|production|dev|ci) "
+        r"(?:is|runs|lives|has)\b",
+        0.4,
+    ),
     (r"\b(?:is|are) (?:owned|maintained|run|managed) by\b", 1.0),
     (r"^(?:(?:and|also|oh|btw)\s+)*remember (?:that|:)", 0.8),
-    (r"\bevery (?:day|night|morning|hour|week|month|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
-     0.5),
+    (
+        r"\bevery (?:day|night|morning|hour|week|month|(?:mon|tues|wednes|thurs|fri"
+        r"|satur|sun)day)\b",
+        0.5,
+    ),
 )
 
 PERSONA_FACT = re.compile(
     r"\bmy (?:machine|laptop|computer|setup|os|box|workstation|editor|shell|terminal|keyboard|"
-    r"time ?zone|dev env\w*) (?:is|runs|has|uses)\b|\bi'?m (?:on|using) (?:a )?(?:mac|windows|linux|wsl|ubuntu)\b|"
+    r"time ?zone|dev env\w*) (?:is|runs|has|uses)\b|\bi'?m (?:on|using) (?:a )?(?:mac"
+    r"|windows|linux|wsl|ubuntu)\b|"
     r"\bi(?:'m| am) (?:based )?in (?:the )?[a-z]+ time ?zone\b"
 )
 
@@ -313,7 +345,8 @@ FAILURE = re.compile(
 )
 CAUSE = re.compile(r"\b(?:because|due to|caused by|root cause|turned out|the reason)\b")
 LESSON = re.compile(
-    r"\b(?:we now|now we|we've (?:added|set|switched|changed|put)|from then on|always|never|must|has to|have to|needs? to|make sure|rule|from now on|going forward|"
+    r"\b(?:we now|now we|we've (?:added|set|switched|changed|put)|from then on|always"
+    r"|never|must|has to|have to|needs? to|make sure|rule|from now on|going forward|"
     r"keep (?:that|this) in mind|lesson|every new|for every|any new|note for the future|"
     r"so (?:that )?(?:it )?doesn'?t happen|so we don'?t|to avoid|write this down|don'?t .* again)\b"
 )
@@ -341,7 +374,9 @@ FUTURE = re.compile(
 
 # Earlier assistant turns that offered options, and a reply that picks one: "b." / "option a".
 OPTIONS_OFFERED = re.compile(r"\(([a-e])\)|\b([a-e])\)|\boption ([a-e1-5])\b", re.I)
-OPTION_PICK = re.compile(r"^(?:(?:no|ok|okay|yes|yeah|hmm|so)[,.!]*\s+)*(?:option )?\(?([a-e])\)?[.,:!)]?$")
+OPTION_PICK = re.compile(
+    r"^(?:(?:no|ok|okay|yes|yeah|hmm|so)[,.!]*\s+)*(?:option )?\(?([a-e])\)?[.,:!)]?$"
+)
 
 ACK = re.compile(
     r"^\W*(?:understood|noted|got it|will do|ok|okay|sure|makes sense|good (?:catch|call|to know)|"

@@ -240,9 +240,13 @@ def _confirmed_proposal(previous_assistant: str) -> _Group | None:
     p = _probe(question[0])
     if not p.endswith("?") or not cues.GENERAL.search(p):
         return None
-    stated = re.sub(
-        r"^(?:should i|shall i|do you want me to|want me to|should we|so i should)\s+", "", p
-    ).rstrip("?").strip()
+    stated = (
+        re.sub(
+            r"^(?:should i|shall i|do you want me to|want me to|should we|so i should)\s+", "", p
+        )
+        .rstrip("?")
+        .strip()
+    )
     if stated == p.rstrip("?").strip():
         return None
     s = _Sent(stated, stated)

@@ -23,18 +23,85 @@ _LEADING_FILLER = re.compile(
 )
 
 _NO_S = {
-    "is", "was", "has", "can", "could", "will", "would", "should", "must", "might", "may",
-    "does", "did", "doesn't", "didn't", "isn't", "wasn't", "won't", "can't", "cannot",
-    "shall", "had", "needs", "uses", "wants", "hit", "cut", "put", "set", "let", "shut", "quit",
-    "read", "spread", "cost", "hurt", "split", "got", "went", "made", "said", "ran", "found",
+    "is",
+    "was",
+    "has",
+    "can",
+    "could",
+    "will",
+    "would",
+    "should",
+    "must",
+    "might",
+    "may",
+    "does",
+    "did",
+    "doesn't",
+    "didn't",
+    "isn't",
+    "wasn't",
+    "won't",
+    "can't",
+    "cannot",
+    "shall",
+    "had",
+    "needs",
+    "uses",
+    "wants",
+    "hit",
+    "cut",
+    "put",
+    "set",
+    "let",
+    "shut",
+    "quit",
+    "read",
+    "spread",
+    "cost",
+    "hurt",
+    "split",
+    "got",
+    "went",
+    "made",
+    "said",
+    "ran",
+    "found",
 }
 _ADVERBS = {
-    "just", "also", "only", "always", "never", "really", "usually", "already", "still",
-    "generally", "often", "mostly", "rarely", "sometimes", "actually", "anyway", "all",
-    "normally", "typically", "strongly", "much",
+    "just",
+    "also",
+    "only",
+    "always",
+    "never",
+    "really",
+    "usually",
+    "already",
+    "still",
+    "generally",
+    "often",
+    "mostly",
+    "rarely",
+    "sometimes",
+    "actually",
+    "anyway",
+    "all",
+    "normally",
+    "typically",
+    "strongly",
+    "much",
 }
-_SPECIAL = {"don't": "doesn't", "dont": "doesn't", "do": "does", "have": "has", "am": "is",
-            "are": "is", "were": "was", "'m": "is", "haven't": "hasn't", "aren't": "isn't"}
+_SPECIAL = {
+    "don't": "doesn't",
+    "dont": "doesn't",
+    "do": "does",
+    "have": "has",
+    "am": "is",
+    "are": "is",
+    "were": "was",
+    "'m": "is",
+    "haven't": "hasn't",
+    "aren't": "isn't",
+}
 
 
 def _third_person(verb: str) -> str:
@@ -50,7 +117,9 @@ def _third_person(verb: str) -> str:
     return verb + "s"
 
 
-_CLAUSE_START = r"(?:^|[,.;:!?(]\s*|\b(?:and|but|so|because|since|that|when|if|as|anyway|assume)\s+)"
+_CLAUSE_START = (
+    r"(?:^|[,.;:!?(]\s*|\b(?:and|but|so|because|since|that|when|if|as|anyway|assume)\s+)"
+)
 
 
 def _agree(subject: str, text: str) -> str:

@@ -17,9 +17,7 @@ MAX_SENTENCES_PER_MESSAGE = 60
 MAX_SENTENCE_CHARS = 600
 
 _FENCE_RE = re.compile(r"(```|~~~)[^\n]*\n.*?(?:\1|\Z)", re.S)
-_TRACEBACK_RE = re.compile(
-    r"Traceback \(most recent call last\):.*?(?:\n\s*\n|\Z)", re.S
-)
+_TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\):.*?(?:\n\s*\n|\Z)", re.S)
 _TOOL_MARKER_RE = re.compile(
     r"\[(?:ran|read|output|tool|checked|fetched|grep|created|edited|wrote)\b[^\]]{0,300}\]", re.I
 )
