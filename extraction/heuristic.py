@@ -24,8 +24,8 @@ log = logging.getLogger(__name__)
 
 # Bounds that keep one call in bounded time whatever it is handed (a 10,000-message
 # compaction, a megabyte of binary junk).
-MAX_MESSAGES_SCANNED = 2_000
-MAX_CHARS_SCANNED = 250_000
+MAX_MESSAGES_SCANNED = 10_000
+MAX_CHARS_SCANNED = 500_000  # of user text: about 2 s at worst
 MAX_CANDIDATES = 40
 MAX_SENTENCES_PER_CANDIDATE = 4
 
