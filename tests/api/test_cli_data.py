@@ -142,7 +142,7 @@ def test_ingest_stores_the_turn_and_extracts(tmp_path: Path) -> None:
     again = run("ingest", "-", data_dir=tmp_path, stdin=json.dumps(payload))
     assert "already ingested" in again.stderr
     bad = run("ingest", "-", data_dir=tmp_path, stdin=json.dumps({**payload, "messages": []}))
-    assert bad.returncode == 2 and "messages must not be empty" in bad.stderr
+    assert bad.returncode == 2 and "no messages" in bad.stderr
 
 
 def test_second_server_on_the_same_data_dir_refuses(tmp_path: Path) -> None:
