@@ -11,6 +11,7 @@ const TABS = ['pending', 'approved', 'advanced'];
 
 const app = {
   token: null,
+  viewer: null,
   live: null,
   tab: 'pending',
   views: {},
@@ -99,10 +100,15 @@ function describeSigninError(err) {
 
 async function signIn(token, remember) {
   const data = await gql(Q.WHOAMI, {}, { token });
+  if (String(data.viewer.role).toUpperCase() === 'AGENT') throw new ApiError('agent', 'FORBIDDEN');
+  app.viewer = data.viewer;
   storeToken(token, remember);
   app.token = token;
   setToken(token);
   app.setPersona(data.activePersona);
+  const who = $('#viewer-chip');
+  who.textContent = `${String(data.viewer.role).toLowerCase()} · ${data.viewer.name}`;
+  who.title = data.viewer.namespaces ? `Limited to: ${data.viewer.namespaces.join(', ')}` : 'All namespaces';
   app.setCount('pending', data.queueStats.pending);
   app.setCount('approved', data.queueStats.memories);
   startSession();
@@ -123,6 +129,7 @@ function signOut() {
   clearToken();
   setToken(null);
   app.token = null;
+  app.viewer = null;
   for (const view of Object.values(app.views)) view.reset?.();
   showSignin('');
   announce('Signed out.');

@@ -77,7 +77,8 @@ export class AdvancedView {
     this.personaErr,
     h('div', { class: 'editor-actions' }, h('button', { type: 'submit', class: 'btn primary' }, 'Save persona')));
 
-    this.root.replaceChildren(h('div', { class: 'settings-grid' }, policyCard, archiveCard, personaCard));
+    this.readonly = h('p', { class: 'notice', role: 'note', hidden: true }, 'Read-only: you are signed in with a reviewer token. Changing these settings needs an admin token.');
+    this.root.replaceChildren(this.readonly, h('div', { class: 'settings-grid' }, policyCard, archiveCard, personaCard));
   }
 
   show() { this.refresh(); }
@@ -94,6 +95,9 @@ export class AdvancedView {
       this.persona.value = data.activePersona || '';
       this.app.setPersona(data.activePersona);
       this.showPolicy(p);
+      const admin = String(this.app.viewer?.role || '').toUpperCase() === 'ADMIN';
+      this.readonly.hidden = admin;
+      for (const el of this.root.querySelectorAll('input, button')) el.disabled = !admin;
     } catch (err) {
       announce(err.message, { error: true });
     }

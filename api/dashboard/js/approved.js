@@ -184,7 +184,7 @@ export class ApprovedView {
     this.history.set(m.id, 'loading');
     this.render();
     try {
-      const data = await gql(Q.TRANSITIONS, { candidateId: m.candidate.id });
+      const data = await gql(Q.TRANSITIONS, { candidateId: m.candidateId });
       this.history.set(m.id, data.transitions || []);
     } catch (err) {
       this.history.set(m.id, err);

@@ -18,6 +18,8 @@ const ORDERS = [
 ];
 const STALE_DAYS = 90;
 const snippet = (s, n = 70) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+// an explicit or manual candidate seen once has no stored turn behind it
+const hasTurn = (c) => !(c.observations <= 1 && ['EXPLICIT', 'MANUAL'].includes(String(c.source).toUpperCase()));
 const isPending = (c) => c && String(c.status).toUpperCase() === 'PENDING';
 
 function compare(order) {
@@ -39,7 +41,7 @@ export function staleNote(memory) {
   return h('span', {
     class: ['badge', stale ? 'stale' : 'critical'],
     title: stale ? `A ${lower(memory.kind)} approved ${Math.round(days)} days ago: check it still holds` : `Approved ${Math.round(days)} days ago`,
-  }, stale ? `stale? ${Math.round(days)} d old` : `${lower(memory.kind)} · ${Math.round(days)} d old`);
+  }, stale ? `stale? ${Math.round(days)} d old` : `${lower(memory.kind)} · ${days < 1 ? 'approved today' : `${Math.round(days)} d old`}`);
 }
 
 export class PendingView {
@@ -123,7 +125,7 @@ export class PendingView {
     const f = this.filters;
     return {
       namespace: f.namespace || null, kind: f.kind || null, source: f.source || null,
-      order: f.order || null, first: PAGE, after,
+      order: f.order || 'NEWEST', first: PAGE, after,
     };
   }
 
@@ -285,7 +287,7 @@ export class PendingView {
         h('span', { title: 'Observation count', class: c.observations > 1 ? 'strong' : '' }, `seen ${c.observations}×`),
         h('span', { title: 'First observed' }, timeEl(c.createdAt)))),
     h('div', { class: 'cand-actions' },
-      h('button', { type: 'button', class: 'btn ghost sm', 'aria-label': `Open the original turn: ${snippet(c.content, 40)}`, on: { click: () => this.openTurn(id) } }, 'Turn'),
+      hasTurn(c) ? h('button', { type: 'button', class: 'btn ghost sm', 'aria-label': `Open the original turn: ${snippet(c.content, 40)}`, on: { click: () => this.openTurn(id) } }, 'Turn') : null,
       h('button', { type: 'button', class: 'btn ghost sm', 'aria-label': `Edit: ${snippet(c.content, 40)}`, on: { click: () => this.startEdit(id) } }, 'Edit'),
       h('button', { type: 'button', class: 'btn sm', 'aria-label': `Reject: ${snippet(c.content, 40)}`, on: { click: () => this.reject(id) } }, 'Reject'),
       h('button', { type: 'button', class: 'btn primary sm', 'aria-label': `Approve: ${snippet(c.content, 40)}`, on: { click: () => this.approve(id) } }, replaceId ? 'Approve & replace' : 'Approve')));
@@ -526,10 +528,11 @@ export class PendingView {
       const results = action === 'approve' ? data.approveCandidates : data.rejectCandidates;
       let done = 0;
       const failures = [];
-      results.forEach((r, i) => {
-        if (r && typeof r.code === 'string' && !('id' in r)) failures.push(r.message);
-        else { done += 1; this.removeItem(ids[i], false); }
-      });
+      for (const item of results) {
+        const r = item.result;
+        if (!r || (typeof r.code === 'string' && !('id' in r))) failures.push(r ? r.message : 'failed');
+        else { done += 1; this.removeItem(item.id, false); }
+      }
       this.selected.clear();
       this.renderList();
       this.focusActive();
@@ -768,14 +771,22 @@ export class PendingView {
 export function historyList(transitions) {
   if (!transitions.length) return h('p', { class: 'muted' }, 'No recorded transitions.');
   return h('ol', { class: 'history' }, transitions.map((t) => {
-    const changes = t.changes && typeof t.changes === 'object' ? t.changes : null;
-    const changeText = changes ? Object.keys(changes).filter((k) => k !== 'observations').join(', ') : '';
+    let changes = t.changes;
+    if (typeof changes === 'string') {
+      try { changes = JSON.parse(changes); } catch { changes = null; }
+    }
+    const changeText = changes && typeof changes === 'object'
+      ? Object.entries(changes)
+        .filter(([k, v]) => k !== 'observations' && Array.isArray(v) && v.length === 2)
+        .map(([k, v]) => `${k}: “${snippet(String(v[0] ?? ''), 60)}” → “${snippet(String(v[1] ?? ''), 60)}”`)
+        .join('; ')
+      : '';
     return h('li', {},
       h('span', { class: `badge action action-${lower(t.action)}` }, lower(t.action).replace('_', ' ')),
       h('span', { class: 'who' }, ` by ${t.actor || 'unknown'} `),
       timeEl(t.at),
       t.fromStatus || t.toStatus ? h('span', { class: 'muted' }, ` · ${lower(t.fromStatus) || '∅'} → ${lower(t.toStatus) || '∅'}`) : null,
-      changeText ? h('span', { class: 'muted' }, ` · changed ${changeText}`) : null,
+      changeText ? h('div', { class: 'changes' }, `Changed ${changeText}`) : null,
       t.reason ? h('div', { class: 'reason' }, `Reason: ${t.reason}`) : null);
   }));
 }

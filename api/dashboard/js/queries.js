@@ -8,18 +8,18 @@ fragment CandidateFields on Candidate {
 
 const MEMORY_FIELDS = `
 fragment MemoryFields on Memory {
-  id content kind namespace observations approvedAt approvedBy updatedAt
-  candidate { id }
+  id candidateId content kind namespace observations approvedAt approvedBy updatedAt
 }`;
 
 export const WHOAMI = `
 query Whoami {
+  viewer { name role namespaces }
   activePersona
   queueStats { pending memories }
 }`;
 
 export const PENDING = `
-query Pending($namespace: String, $kind: MemoryKind, $source: CandidateSource, $order: CandidateOrder, $first: Int, $after: String) {
+query Pending($namespace: String, $kind: MemoryKind, $source: CandidateSource, $order: CandidateOrder! = NEWEST, $first: Int! = 50, $after: String) {
   candidates(status: PENDING, namespace: $namespace, kind: $kind, source: $source, order: $order, first: $first, after: $after) {
     totalCount
     pageInfo { hasNextPage endCursor }
@@ -72,7 +72,7 @@ query MemoryGroups {
 ${MEMORY_FIELDS}`;
 
 export const RECALL = `
-query Recall($query: String!, $namespace: String, $limit: Int) {
+query Recall($query: String!, $namespace: String, $limit: Int! = 25) {
   recall(query: $query, namespace: $namespace, limit: $limit) {
     score
     memory { ...MemoryFields }
@@ -124,18 +124,24 @@ ${CANDIDATE_FIELDS}`;
 export const BULK_APPROVE = `
 mutation BulkApprove($ids: [ID!]!) {
   approveCandidates(ids: $ids) {
-    __typename
-    ... on Memory { id candidate { id } }
-    ... on UserError { code message }
+    id
+    result {
+      __typename
+      ... on Memory { id }
+      ... on UserError { code message }
+    }
   }
 }`;
 
 export const BULK_REJECT = `
 mutation BulkReject($ids: [ID!]!, $reason: String) {
   rejectCandidates(ids: $ids, reason: $reason) {
-    __typename
-    ... on Candidate { id status }
-    ... on UserError { code message }
+    id
+    result {
+      __typename
+      ... on Candidate { id status }
+      ... on UserError { code message }
+    }
   }
 }`;
 
@@ -197,9 +203,9 @@ mutation ArchiveStale($days: Int) {
 export const REVIEW_EVENTS = `
 subscription ReviewEvents {
   reviewEvents {
-    action namespace actor at
+    action namespace actor at candidateId memoryId outcome
     candidate { ...CandidateFields }
-    memory { id candidate { id } }
+    deletedMemory { id supersededBy }
   }
 }
 ${CANDIDATE_FIELDS}`;

@@ -67,7 +67,7 @@ export async function openTurn(candidate, origins, index) {
         o.excerpt ? h('blockquote', { class: 'quote' }, o.excerpt) : null,
         o.turnRef ? h('button', { type: 'button', class: 'btn ghost sm', on: { click: () => openTurn(candidate, origins, origins.indexOf(o)) } }, 'Open this turn') : null))))
     : null;
-  body.replaceChildren(head, excerptNote, messages, otherList);
+  body.replaceChildren(...[head, excerptNote, messages, otherList].filter(Boolean));
   document.getElementById('turn-title').textContent = trigger === 'Turn' ? 'Original turn' : 'Original compacted stretch';
   let marks = [];
   if (origin.excerpt) marks = highlightText(messages, origin.excerpt, 'hl');
