@@ -1,0 +1,1 @@
+"""The GraphQL schema over MemoryService (Strawberry): types, queries, mutations, subscriptions."""

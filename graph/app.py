@@ -1,0 +1,105 @@
+"""The GraphQL endpoint: `/graphql` over HTTP and WebSocket (graphql-transport-ws), GraphiQL.
+
+Authentication:
+- HTTP: `Authorization: Bearer <token>`. A missing or unknown token gets HTTP 401 with a
+  GraphQL-shaped body `{"errors": [{"message": ..., "extensions": {"code":
+  "UNAUTHENTICATED"}}]}` and `WWW-Authenticate: Bearer`, before anything executes. The GraphiQL
+  page itself (a browser GET with no query) needs no token; GraphiQL sends it as a header.
+- WebSocket: `connection_init` payload `{"Authorization": "Bearer <token>"}` (or the header on
+  the upgrade request). Without a valid token the connection is closed with 4403 Forbidden.
+Transport-level mistakes (bad JSON, no query, a mutation over GET, too many batched
+operations) get 4xx with the same JSON shape and code BAD_REQUEST.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cross_web import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
+
+from graph.context import Context, authenticate
+from graph.limits import Limits
+from graph.schema import build_schema
+
+PATH = "/graphql"
+
+
+class _Unauthenticated(Exception):
+    pass
+
+
+def _error_response(status: int, message: str, code: str,
+                    headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"errors": [{"message": message, "extensions": {"code": code}}]},
+                        status_code=status, headers=headers)
+
+
+class MemvetGraphQL(GraphQL[Context, None]):
+    """Strawberry's ASGI view with bearer-token auth and JSON error bodies."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        request = Request(scope=scope, receive=receive)
+        response: Response
+        try:
+            response = await self.run(request)
+        except _Unauthenticated:
+            response = _error_response(
+                401, "a valid bearer token is required (Authorization: Bearer <token>)",
+                "UNAUTHENTICATED", {"WWW-Authenticate": "Bearer"})
+        except HTTPException as exc:
+            response = _error_response(exc.status_code, exc.reason, "BAD_REQUEST")
+        await response(scope, receive, send)
+
+    async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
+        runtime = request.state.runtime
+        principal = await authenticate(runtime.service, request.headers.get("authorization"))
+        return Context(runtime=runtime, principal=principal, request=request, response=response)
+
+    async def execute_operation(self, *args: Any, **kwargs: Any) -> Any:
+        context: Context = kwargs["context"] if "context" in kwargs else args[3]
+        if context.principal is None:
+            raise _Unauthenticated
+        return await super().execute_operation(*args, **kwargs)
+
+    async def on_ws_connect(self, context: Context) -> Any:
+        params = context.connection_params or {}
+        header = params.get("Authorization", params.get("authorization"))
+        if header is not None:
+            context.principal = await authenticate(context.service, header)
+        if context.principal is None:
+            raise ConnectionRejectionError(
+                {"code": "UNAUTHENTICATED", "message": "a valid bearer token is required"})
+        return None
+
+
+class GraphQLApp:
+    """What api.app mounts: the view and its routes at /graphql (HTTP and WebSocket)."""
+
+    def __init__(self, settings: object) -> None:
+        self.schema = build_schema(Limits.from_settings(settings))
+        graphiql = bool(getattr(settings, "graphiql", True))
+        self.view = MemvetGraphQL(
+            self.schema,
+            graphql_ide="graphiql" if graphiql else None,
+            keep_alive=True,
+            keep_alive_interval=15,
+        )
+        self.routes: list[BaseRoute] = [
+            Route(PATH, self.view, methods=["GET", "POST"]),
+            WebSocketRoute(PATH, self.view),
+        ]
+
+
+def make_graphql_app(settings: object) -> GraphQLApp:
+    """The GraphQL routes for `settings` (limits and GraphiQL come from it)."""
+    return GraphQLApp(settings)

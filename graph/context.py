@@ -1,0 +1,99 @@
+"""The per-request context and the two ways resolvers call the (synchronous) service.
+
+`call` runs a service method in a worker thread and turns expected failures into GraphQL
+errors with a code (queries, subscriptions); `attempt` turns them into union members
+(mutations). Either way the event loop never waits on the database, Chroma or the model.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+import anyio.to_thread
+from strawberry.types import Info
+
+from graph.errors import UserError, graphql_error, user_error
+from memory.access import Principal
+from memory.errors import MemvetError, Unauthenticated
+from memory.service import MemoryService
+
+T = TypeVar("T")
+
+
+class RuntimeLike(Protocol):
+    """What graph/ needs from the running app (api.wiring.Runtime has it)."""
+
+    service: MemoryService
+    bus: Any
+
+
+@dataclass
+class Context:
+    """Built once per HTTP request, once per WebSocket connection."""
+
+    runtime: RuntimeLike
+    principal: Principal | None = None
+    request: Any = None
+    response: Any = None
+    connection_params: dict[str, Any] | None = None
+    cache: dict[Any, Any] = field(default_factory=dict)
+
+    @property
+    def service(self) -> MemoryService:
+        return self.runtime.service
+
+    @property
+    def who(self) -> Principal:
+        if self.principal is None:
+            raise Unauthenticated("a valid bearer token is required")
+        return self.principal
+
+
+def ctx(info: Info[Context, Any]) -> Context:
+    return info.context
+
+
+async def run(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """Run a synchronous call in a worker thread."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+
+
+async def call(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """Run a service call in a worker thread; expected failures become GraphQL errors."""
+    try:
+        return await run(fn, *args, **kwargs)
+    except MemvetError as exc:
+        raise graphql_error(exc) from exc
+
+
+async def attempt(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T | UserError:
+    """Run a service call in a worker thread; expected failures become union members."""
+    try:
+        return await run(fn, *args, **kwargs)
+    except MemvetError as exc:
+        return user_error(exc)
+
+
+def mapped(result: T | UserError, convert: Callable[[T], Any]) -> Any:
+    """Apply `convert` to a success, pass an error member through."""
+    return result if isinstance(result, UserError) else convert(result)
+
+
+def bearer(value: object) -> str | None:
+    """The token from an `Authorization: Bearer <token>` value."""
+    if not isinstance(value, str):
+        return None
+    scheme, _, token = value.strip().partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return None
+
+
+async def authenticate(service: MemoryService, header: object) -> Principal | None:
+    token = bearer(header)
+    if token is None or len(token) > 512:
+        return None
+    return await run(service.authenticate, token)

@@ -1,0 +1,54 @@
+"""Request limits: query depth, document size, aliases and batch size.
+
+Over-limit requests get a GraphQL validation error (code GRAPHQL_VALIDATION_FAILED or
+GRAPHQL_PARSE_FAILED), never a 500. Huge strings are refused by the service's own bounds,
+and the app refuses request bodies over `max_body_bytes` with 413 before parsing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from strawberry.extensions import (
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    QueryDepthLimiter,
+    SchemaExtension,
+)
+from strawberry.extensions.query_depth_limiter import IgnoreContext
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Defaults match api.settings.Settings."""
+
+    max_depth: int = 12
+    max_tokens: int = 2000
+    max_aliases: int = 30
+    max_batch: int = 10
+
+    @classmethod
+    def from_settings(cls, settings: object) -> Limits:
+        """Read `max_query_depth` and `max_query_tokens` (and optional extras) off Settings."""
+        base = cls()
+        return cls(
+            max_depth=int(getattr(settings, "max_query_depth", base.max_depth)),
+            max_tokens=int(getattr(settings, "max_query_tokens", base.max_tokens)),
+            max_aliases=int(getattr(settings, "max_query_aliases", base.max_aliases)),
+            max_batch=int(getattr(settings, "max_batch_operations", base.max_batch)),
+        )
+
+
+def _introspection(ctx: IgnoreContext) -> bool:
+    # Introspection (GraphiQL's, say) is deep but bounded by the schema itself.
+    return ctx.field_name.startswith("__")
+
+
+def limit_extensions(limits: Limits) -> list[Callable[[], SchemaExtension]]:
+    """Extension factories: Strawberry builds fresh ones for every operation."""
+    return [
+        lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
+        lambda: QueryDepthLimiter(max_depth=limits.max_depth, should_ignore=_introspection),
+        lambda: MaxAliasesLimiter(max_alias_count=limits.max_aliases),
+    ]

@@ -1,0 +1,53 @@
+"""The schema, composed from small root types; `print_sdl()` is what graph/schema.graphql holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.extensions import MaskErrors
+from strawberry.schema.config import StrawberryConfig
+from strawberry.tools import merge_types
+from strawberry.types import ExecutionContext
+
+from graph.errors import ERROR_TYPES, UNEXPECTED, ErrorCodes, log_errors, should_mask
+from graph.limits import Limits, limit_extensions
+from graph.mutations import AdminMutation, IntakeMutation, ReviewMutation
+from graph.queries import RecallQuery, ReviewQuery, SettingsQuery
+from graph.subscriptions import ReviewSubscription
+
+Query = merge_types("Query", (ReviewQuery, RecallQuery, SettingsQuery))
+Mutation = merge_types("Mutation", (IntakeMutation, ReviewMutation, AdminMutation))
+Subscription = merge_types("Subscription", (ReviewSubscription,))
+
+
+class MemvetSchema(strawberry.Schema):
+    """Logs unexpected errors with their traceback before MaskErrors hides them."""
+
+    def process_errors(self, errors: list[GraphQLError],
+                       execution_context: ExecutionContext | None = None) -> None:
+        log_errors(errors)
+
+
+def build_schema(limits: Limits | None = None) -> strawberry.Schema:
+    """The whole schema with its limits, error masking and error codes."""
+    limits = limits or Limits()
+    extensions: list[Any] = [
+        ErrorCodes,  # listed first so it sees errors after MaskErrors rewrote them
+        lambda: MaskErrors(should_mask_error=should_mask, error_message=UNEXPECTED),
+        *limit_extensions(limits),
+    ]
+    return MemvetSchema(
+        query=Query,
+        mutation=Mutation,
+        subscription=Subscription,
+        types=list(ERROR_TYPES.values()),
+        extensions=extensions,
+        config=StrawberryConfig(batching_config={"max_operations": limits.max_batch}),
+    )
+
+
+def print_sdl() -> str:
+    """The schema as SDL, ending in a newline (what `memvet schema` prints)."""
+    return build_schema().as_str().rstrip("\n") + "\n"

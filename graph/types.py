@@ -1,0 +1,239 @@
+"""GraphQL object types for the core's records: candidates, memories, origins, turns, audit.
+
+Each wraps a record from memory/records.py (`of(record)`); fields that need another service
+call (origins, transitions, the memory of a candidate...) are resolvers that make it in a
+worker thread, so a client pays for them only when it selects them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from graph.context import Context, call, run
+from graph.enums import CandidateSource, CandidateStatus, MemoryKind, TransitionAction
+from memory import records
+from memory.errors import MemvetError
+from memory.service import MAX_RECALL_LIMIT
+
+
+async def _origins(info: Info[Context, Any], candidate_id: str) -> list[records.Origin]:
+    """Origins of a candidate, fetched once per request even if several fields need them."""
+    c = info.context
+    key = ("origins", candidate_id)
+    if key not in c.cache:
+        c.cache[key] = await call(c.service.origins, candidate_id, c.who)
+    found: list[records.Origin] = c.cache[key]
+    return found
+
+
+@strawberry.type(description="One message of a stored conversation turn.")
+class Message:
+    role: str = strawberry.field(description="user, assistant, system or tool.")
+    content: str = strawberry.field(description="The message text.")
+
+
+@strawberry.type(description="The exchange a candidate was extracted from (jump to the original "
+                             "turn).")
+class Turn:
+    id: strawberry.ID = strawberry.field(description="The stored turn's id (Origin.turnRef).")
+    conversation_id: str = strawberry.field(description="The agent's conversation id.")
+    turn_id: str = strawberry.field(description="The agent's turn id within the conversation.")
+    trigger: str = strawberry.field(description="`turn` or `compaction`.")
+    workspace: str | None = strawberry.field(description="The workspace slug it came from.")
+    persona: str | None = strawberry.field(description="The persona it came from.")
+    messages: list[Message] = strawberry.field(description="The messages as submitted.")
+    extractor: str | None = strawberry.field(description="The extractor that read it.")
+    status: str = strawberry.field(description="Extraction status: queued, done or failed.")
+    created_at: datetime = strawberry.field(description="When it was submitted.")
+
+    @classmethod
+    def of(cls, t: records.Turn) -> Turn:
+        return cls(
+            id=strawberry.ID(t.id), conversation_id=t.conversation_id, turn_id=t.turn_id,
+            trigger=t.trigger, workspace=t.workspace, persona=t.persona,
+            messages=[Message(role=m["role"], content=m["content"]) for m in t.messages],
+            extractor=t.extractor, status=t.status, created_at=t.created_at,
+        )
+
+
+@strawberry.type(description="Where a candidate was observed; one per merged observation.")
+class Origin:
+    id: strawberry.ID = strawberry.field(description="The origin's id.")
+    source: CandidateSource = strawberry.field(description="How this observation came in.")
+    conversation_id: str | None = strawberry.field(description="The conversation it came from.")
+    turn_id: str | None = strawberry.field(description="The agent's turn id.")
+    turn_ref: strawberry.ID | None = strawberry.field(
+        description="The stored turn's id, for `turn(id)`; null for explicit/manual input.")
+    excerpt: str | None = strawberry.field(description="The passage it was extracted from.")
+    confidence: float = strawberry.field(description="The confidence of this observation.")
+    created_by: str | None = strawberry.field(description="The token id that submitted it.")
+    created_at: datetime = strawberry.field(description="When it was observed.")
+
+    @classmethod
+    def of(cls, o: records.Origin) -> Origin:
+        return cls(
+            id=strawberry.ID(o.id), source=CandidateSource(o.source.value),
+            conversation_id=o.conversation_id, turn_id=o.turn_id,
+            turn_ref=strawberry.ID(o.turn_ref) if o.turn_ref else None, excerpt=o.excerpt,
+            confidence=o.confidence, created_by=o.created_by, created_at=o.created_at,
+        )
+
+    @strawberry.field(description="The original turn, if this origin has one.")
+    async def turn(self, info: Info[Context, Any]) -> Turn | None:
+        if self.turn_ref is None:
+            return None
+        c = info.context
+        return Turn.of(await call(c.service.turn, str(self.turn_ref), c.who))
+
+
+@strawberry.type(description="One recorded transition: who did what, when, from what to what.")
+class Transition:
+    id: int = strawberry.field(description="Sequence number in the audit trail.")
+    candidate_id: strawberry.ID = strawberry.field(description="The candidate it concerns.")
+    memory_id: strawberry.ID | None = strawberry.field(
+        description="The memory, if one is involved.")
+    action: TransitionAction = strawberry.field(description="What happened.")
+    from_status: CandidateStatus | None = strawberry.field(description="Status before.")
+    to_status: CandidateStatus | None = strawberry.field(description="Status after.")
+    actor: str = strawberry.field(
+        description="Who: `role:name` of a token, or `policy:auto-approve`.")
+    at: datetime = strawberry.field(description="When.")
+    changes: JSON | None = strawberry.field(description="Edited fields: {field: [before, after]}.")
+    reason: str | None = strawberry.field(description="The reviewer's reason, if given.")
+
+    @classmethod
+    def of(cls, t: records.Transition) -> Transition:
+        return cls(
+            id=t.id, candidate_id=strawberry.ID(t.candidate_id),
+            memory_id=strawberry.ID(t.memory_id) if t.memory_id else None,
+            action=TransitionAction(t.action.value),
+            from_status=CandidateStatus(t.from_status.value) if t.from_status else None,
+            to_status=CandidateStatus(t.to_status.value) if t.to_status else None,
+            actor=t.actor, at=t.at, changes=t.changes, reason=t.reason,
+        )
+
+
+@strawberry.type(description="An approved memory: what agents recall.")
+class Memory:
+    id: strawberry.ID = strawberry.field(description="The memory's id.")
+    candidate_id: strawberry.ID = strawberry.field(
+        description="The candidate it was approved from.")
+    content: str = strawberry.field(description="The text agents recall.")
+    kind: MemoryKind = strawberry.field(description="One of the six kinds.")
+    namespace: str = strawberry.field(description="`persona:<name>` or `workspace:<name>`.")
+    observations: int = strawberry.field(
+        description="How often it was observed (keeps counting after approval).")
+    approved_at: datetime = strawberry.field(description="When it was approved.")
+    approved_by: str = strawberry.field(
+        description="Who approved it: `role:name`, or `policy:auto-approve`.")
+    updated_at: datetime = strawberry.field(description="When it last changed.")
+
+    @classmethod
+    def of(cls, m: records.Memory) -> Memory:
+        return cls(
+            id=strawberry.ID(m.id), candidate_id=strawberry.ID(m.candidate_id),
+            content=m.content, kind=MemoryKind(m.kind.value), namespace=m.namespace,
+            observations=m.observations, approved_at=m.approved_at, approved_by=m.approved_by,
+            updated_at=m.updated_at,
+        )
+
+    @strawberry.field(description="The candidate it came from; null if the caller may not read "
+                                  "it (an agent reads only candidates it proposed).")
+    async def candidate(self, info: Info[Context, Any]) -> Candidate | None:
+        c = info.context
+        try:
+            return Candidate.of(await run(c.service.get_candidate, str(self.candidate_id), c.who))
+        except MemvetError:
+            return None
+
+    @strawberry.field(description="The audit trail of its candidate, oldest first.")
+    async def transitions(self, info: Info[Context, Any]) -> list[Transition]:
+        c = info.context
+        found = await call(c.service.transitions, str(self.candidate_id), c.who)
+        return [Transition.of(t) for t in found]
+
+
+@strawberry.type(description="One recall result with the parts of its score.")
+class RecallHit:
+    memory: Memory = strawberry.field(description="The recalled memory.")
+    score: float = strawberry.field(description="The ranking score: fused × kindWeight.")
+    dense: float | None = strawberry.field(
+        description="Cosine similarity to the query; null if found only lexically.")
+    lexical: float | None = strawberry.field(
+        description="Lexical (BM25) score; null if found only semantically.")
+    fused: float = strawberry.field(description="Dense and lexical evidence combined.")
+    kind_weight: float = strawberry.field(
+        description="The weight of the memory's kind (decision and postmortem weigh more).")
+
+    @classmethod
+    def of(cls, h: records.RecallHit) -> RecallHit:
+        return cls(memory=Memory.of(h.memory), score=h.score, dense=h.dense, lexical=h.lexical,
+                   fused=h.fused, kind_weight=h.kind_weight)
+
+
+@strawberry.type(description="A proposed memory waiting for (or past) a human decision.")
+class Candidate:
+    id: strawberry.ID = strawberry.field(description="The candidate's id.")
+    content: str = strawberry.field(description="The proposed memory text.")
+    kind: MemoryKind = strawberry.field(description="One of the six kinds.")
+    namespace: str = strawberry.field(description="`persona:<name>` or `workspace:<name>`.")
+    source: CandidateSource = strawberry.field(description="How it was first proposed.")
+    confidence: float = strawberry.field(
+        description="The highest confidence among its observations (0–1).")
+    observations: int = strawberry.field(description="How often it was observed.")
+    status: CandidateStatus = strawberry.field(description="Where it is in the lifecycle.")
+    created_by: str | None = strawberry.field(description="The token id that first proposed it.")
+    created_at: datetime = strawberry.field(description="First observed.")
+    last_observed_at: datetime = strawberry.field(description="Last observed.")
+    touched_at: datetime = strawberry.field(
+        description="Last observed or edited; the archive window counts from here.")
+    reviewed_at: datetime | None = strawberry.field(description="When it was approved/rejected.")
+    reviewed_by: str | None = strawberry.field(description="Who approved/rejected it.")
+    review_reason: str | None = strawberry.field(description="The reason given, if any.")
+
+    @classmethod
+    def of(cls, c: records.Candidate) -> Candidate:
+        return cls(
+            id=strawberry.ID(c.id), content=c.content, kind=MemoryKind(c.kind.value),
+            namespace=c.namespace, source=CandidateSource(c.source.value),
+            confidence=c.confidence, observations=c.observations,
+            status=CandidateStatus(c.status.value), created_by=c.created_by,
+            created_at=c.created_at, last_observed_at=c.last_observed_at,
+            touched_at=c.touched_at, reviewed_at=c.reviewed_at, reviewed_by=c.reviewed_by,
+            review_reason=c.review_reason,
+        )
+
+    @strawberry.field(description="Where it was first observed (its oldest origin).")
+    async def origin(self, info: Info[Context, Any]) -> Origin | None:
+        found = await _origins(info, str(self.id))
+        return Origin.of(found[0]) if found else None
+
+    @strawberry.field(description="Every observation merged into it, oldest first.")
+    async def origins(self, info: Info[Context, Any]) -> list[Origin]:
+        return [Origin.of(o) for o in await _origins(info, str(self.id))]
+
+    @strawberry.field(description="Its audit trail, oldest first.")
+    async def transitions(self, info: Info[Context, Any]) -> list[Transition]:
+        c = info.context
+        return [Transition.of(t) for t in await call(c.service.transitions, str(self.id), c.who)]
+
+    @strawberry.field(description="The memory it became, if approved (and not deleted).")
+    async def memory(self, info: Info[Context, Any]) -> Memory | None:
+        c = info.context
+        found = await call(c.service.memory_of, str(self.id), c.who)
+        return Memory.of(found) if found is not None else None
+
+    @strawberry.field(description="The closest approved memories in its namespace: check for "
+                                  "duplicates and contradictions before approving.")
+    async def related(
+        self, info: Info[Context, Any],
+        limit: Annotated[int, strawberry.argument(
+            description=f"How many (1-{MAX_RECALL_LIMIT}).")] = 5,
+    ) -> list[RecallHit]:
+        c = info.context
+        return [RecallHit.of(h) for h in await call(c.service.related, str(self.id), c.who, limit)]
