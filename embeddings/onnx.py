@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,10 @@ def _export_fp32(model_path: Path, target: Path) -> None:
     dummy = torch.ones((2, 8), dtype=torch.long)
     tmp = target.with_suffix(".tmp.onnx")
     axes = {name: {0: "batch", 1: "seq"} for name in (*_INPUTS, "last_hidden_state")}
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter(
+            "ignore"
+        )  # tracer chatter about shapes; the graph is checked by tests
         torch.onnx.export(
             _Encoder(model),
             (dummy, dummy, torch.zeros_like(dummy)),
