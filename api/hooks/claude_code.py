@@ -1,0 +1,246 @@
+"""`memvet hook claude-code`: Claude Code's hook events, read as JSON on stdin.
+
+- SessionStart: print the approved memories worth knowing for this workspace and persona
+  (decisions and postmortems first) as `hookSpecificOutput.additionalContext`.
+- Stop: hand the last exchange to the server as a turn (extraction runs there); print nothing.
+- PreCompact: hand everything since the previous compaction in as a compaction pass.
+
+Whatever happens (server down, bad payload, slow server) the hook exits 0 within two seconds
+and leaves one line in the hook log: memory must never break the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from api.client import Client, ClientError
+from api.hooks import transcript
+from api.hooks.context import find_workspace, log_line, persona
+
+BUDGET_S = 1.8  # every HTTP call shares this; the watchdog fires just before 2 s
+WATCHDOG_S = 1.95
+MAX_PAYLOAD = 1024 * 1024
+MAX_CONTEXT_CHARS = 10_000
+
+# (kind, heading) in the order they are shown: decisions and postmortems first.
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("decision", "Decisions"),
+    ("postmortem", "Postmortems (mistakes not to repeat)"),
+    ("preference", "The user's preferences"),
+    ("fact", "Facts"),
+    ("pattern", "Patterns and conventions"),
+    ("event", "Events"),
+)
+# Agents may only recall (listing is for reviewers), so the briefing is a few broad recalls:
+# per namespace one over every kind, and for the workspace one more over decisions and
+# postmortems so that those always make it in. Few recalls keep the server's share small.
+BROAD_QUERY = ("decisions, conventions, facts, preferences and lessons learned about this "
+               "project and how to work on it")
+WEIGHTY_QUERY = "decisions we made and why; what went wrong and what to do differently"
+RECALLS: dict[str, tuple[tuple[str, str, str | None, int], ...]] = {
+    # scope: (alias, query, kinds, limit)
+    "workspace": (("weighty", WEIGHTY_QUERY, "[DECISION, POSTMORTEM]", 50),
+                  ("all", BROAD_QUERY, None, 60)),
+    "persona": (("all", BROAD_QUERY, None, 40),),
+}
+
+
+class HookError(Exception):
+    """The payload is not something this hook can act on."""
+
+
+Deadline = Callable[[], float]
+
+
+def main(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None,
+         client: Client | None = None, *, watchdog: bool = False) -> int:
+    """Run one hook event. Always returns 0. `watchdog` (the CLI's way) hard-exits at 2 s."""
+    started = time.monotonic()
+    if watchdog:
+        _arm_watchdog()
+    event = "?"
+    try:
+        raw = (stdin or sys.stdin.buffer).read(MAX_PAYLOAD + 1)
+        if len(raw) > MAX_PAYLOAD:
+            raise HookError("hook payload is over 1 MB")
+        try:
+            payload = json.loads(raw or b"{}")
+        except ValueError as err:
+            raise HookError(f"hook payload is not JSON ({err})") from None
+        if not isinstance(payload, dict):
+            raise HookError("hook payload is not a JSON object")
+        event = str(payload.get("hook_event_name") or "?")
+        handler = HANDLERS.get(event)
+        if handler is None:
+            raise HookError(f"nothing to do for hook event {event!r}")
+
+        def remaining() -> float:
+            return max(0.05, BUDGET_S - (time.monotonic() - started))
+
+        output = handler(payload, client or Client(), remaining)
+        if output is not None:
+            out = stdout or sys.stdout
+            out.write(json.dumps(output, ensure_ascii=False))
+            out.flush()
+    except (ClientError, HookError, OSError) as err:
+        log_line(f"claude-code {event}: {err}")
+    except Exception as err:  # noqa: BLE001  (the agent must never see a hook crash)
+        log_line(f"claude-code {event}: unexpected {type(err).__name__}: {err}")
+    finally:
+        if watchdog:
+            _disarm_watchdog()
+    return 0
+
+
+# ---------------------------------------------------------------------- SessionStart
+def session_start(payload: dict[str, Any], client: Client, remaining: Deadline
+                  ) -> dict[str, Any] | None:
+    workspace = find_workspace(payload.get("cwd") or os.getcwd())
+    who = persona()
+    spaces: dict[str, str] = {}
+    if workspace:
+        spaces["workspace"] = f"workspace:{workspace}"
+    if who:
+        spaces["persona"] = f"persona:{who}"
+    data = client.execute(briefing_query(spaces, with_persona=who is None),
+                          timeout=remaining(), partial=True)
+    if who is None and isinstance(data.get("activePersona"), str):
+        who = data["activePersona"]
+        more = client.execute(briefing_query({"persona": f"persona:{who}"}, with_persona=False),
+                              timeout=remaining(), partial=True)
+        data = {**data, **more}
+    text = briefing(data, workspace, who)
+    if text is None:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def briefing_query(spaces: dict[str, str], *, with_persona: bool) -> str:
+    """One request: the briefing's recalls as aliased fields, and the active persona."""
+    fields = ["activePersona"] if with_persona else []
+    for scope, namespace in spaces.items():
+        for alias, query, kinds, limit in RECALLS[scope]:
+            kind_arg = f", kinds: {kinds}" if kinds else ""
+            fields.append(
+                f"{scope}_{alias}: recall(query: {json.dumps(query)}, "
+                f"namespaces: [{json.dumps(namespace)}]{kind_arg}, limit: {limit}) "
+                "{ memory { id content kind namespace } }")
+    return "query Briefing {\n  " + "\n  ".join(fields or ["__typename"]) + "\n}"
+
+
+def briefing(data: dict[str, Any], workspace: str | None, who: str | None) -> str | None:
+    """The approved memories as plain statements, grouped by kind, at most 10,000 chars."""
+    seen: set[str] = set()
+    groups: dict[str, list[str]] = {kind: [] for kind, _heading in SECTIONS}
+    for scope in ("workspace", "persona"):
+        for alias, _query, _kinds, _limit in RECALLS[scope]:
+            for hit in data.get(f"{scope}_{alias}") or []:
+                memory = (hit or {}).get("memory") or {}
+                mid, content = memory.get("id"), memory.get("content")
+                kind = str(memory.get("kind") or "").lower()
+                if (not isinstance(content, str) or not content.strip() or mid in seen
+                        or kind not in groups):
+                    continue
+                seen.add(str(mid))
+                groups[kind].append(" ".join(content.split()))
+    if not seen:
+        return None
+    where = [f"workspace '{workspace}'" if workspace else None, f"persona '{who}'" if who else None]
+    head = ("Memory from memvet (approved by a person) for "
+            + " and ".join(w for w in where if w)
+            + ". Treat these as established facts unless the user says otherwise; use the "
+              "memvet `recall` tool for more and `remember` to propose new ones.")
+    more = "\n(More memories exist than fit here; use the memvet `recall` tool.)"
+    budget = MAX_CONTEXT_CHARS - len(more)
+    parts, size, cut = [head], len(head), False
+    for kind, heading in SECTIONS:
+        for i, item in enumerate(groups[kind]):
+            piece = (f"\n\n{heading}:" if i == 0 else "") + f"\n- {item}"
+            if size + len(piece) > budget:
+                cut = True
+                break
+            parts.append(piece)
+            size += len(piece)
+        if cut:
+            break
+    return ("".join(parts) + (more if cut else ""))[:MAX_CONTEXT_CHARS]
+
+
+# ---------------------------------------------------------------------- Stop / PreCompact
+def _turn(payload: dict[str, Any], messages: list[transcript.Said], turn_id: str
+          ) -> dict[str, Any]:
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not session.strip():
+        raise HookError("hook payload has no session_id")
+    turn: dict[str, Any] = {
+        "conversationId": session.strip()[:200], "turnId": turn_id,
+        "messages": [{"role": m.role, "content": m.text} for m in messages],
+        "workspace": find_workspace(payload.get("cwd") or os.getcwd()),
+    }
+    who = persona()
+    if who:
+        turn["persona"] = who
+    return turn
+
+
+def _transcript(payload: dict[str, Any], tail_bytes: int | None) -> list[dict[str, Any]]:
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        return []
+    try:
+        return transcript.read_entries(os.path.expanduser(path), tail_bytes=tail_bytes)
+    except OSError as err:
+        log_line(f"claude-code: cannot read the transcript ({err.strerror or err})")
+        return []
+
+
+def stop(payload: dict[str, Any], client: Client, remaining: Deadline) -> None:
+    entries = _transcript(payload, transcript.STOP_TAIL_BYTES)
+    last = payload.get("last_assistant_message")
+    messages, turn_id = transcript.last_exchange(entries, last if isinstance(last, str) else None)
+    if not messages:
+        raise HookError("no exchange to submit (empty transcript and no last_assistant_message)")
+    client.submit_turn(_turn(payload, messages, turn_id), timeout=remaining())
+    return None
+
+
+def pre_compact(payload: dict[str, Any], client: Client, remaining: Deadline) -> None:
+    entries = _transcript(payload, None)
+    words, span_id = transcript.since_compaction(entries)
+    if not words:
+        return None  # a quiet stretch adds nothing
+    parts = list(transcript.chunks(words))
+    for i, part in enumerate(parts):
+        part_id = span_id if len(parts) == 1 else f"{span_id}#{i + 1}"
+        client.submit_turn(_turn(payload, part, part_id), compaction=True, timeout=remaining())
+    return None
+
+
+HANDLERS: dict[str, Callable[[dict[str, Any], Client, Deadline], dict[str, Any] | None]] = {
+    "SessionStart": session_start,
+    "Stop": stop,
+    "PreCompact": pre_compact,
+}
+
+
+# ---------------------------------------------------------------------- the 2-second promise
+def _on_alarm(signum: int, frame: Any) -> None:
+    log_line("claude-code: gave up after 2 s (server too slow?)")
+    os._exit(0)
+
+
+def _arm_watchdog() -> None:
+    if hasattr(signal, "setitimer"):
+        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, WATCHDOG_S)
+
+
+def _disarm_watchdog() -> None:
+    if hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, 0)
