@@ -84,15 +84,7 @@ class _Doc:
     hash: str
 
 
-class _KindFilter:
-    """`doc_id in filter` is true for documents of the selected kinds."""
-
-    def __init__(self, docs: dict[str, _Doc], kinds: frozenset[Kind]) -> None:
-        self.docs, self.kinds = docs, kinds
-
-    def __contains__(self, doc_id: object) -> bool:
-        doc = self.docs.get(doc_id)  # type: ignore[call-overload]
-        return doc is not None and doc.kind in self.kinds
+_KIND_CODES = {kind: code for code, kind in enumerate(Kind)}
 
 
 class _Partition:
@@ -117,7 +109,7 @@ class _Partition:
             self.kind_counts[doc.kind] += 1
             self.vectors.pop(doc.kind, None)
             if lexical:
-                self.bm25.add(memory_id, doc.content)
+                self.bm25.add(memory_id, doc.content, group=_KIND_CODES[doc.kind])
 
     def drop(self, memory_id: str) -> None:
         with self.lock:
@@ -425,9 +417,10 @@ class ChromaMemoryIndex:
     ) -> list[tuple[str, float]]:
         if not tokens:
             return []
-        allow = _KindFilter(part.docs, kinds) if kinds is not None else None
+        groups = {_KIND_CODES[k] for k in kinds} if kinds is not None else None
         n = max(limit, self.ranking.lexical_candidates)
-        return [(h.doc_id, h.score) for h in part.bm25.search(tokens, limit=n, allow=allow)]
+        hits = part.bm25.search(tokens, limit=n, groups=groups)
+        return [(h.doc_id, h.score) for h in hits]
 
     def _dense(
         self, part: _Partition, qvec: np.ndarray, kinds: frozenset[Kind] | None, limit: int

@@ -12,8 +12,10 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 # a run of word characters joined by . _ - / @ + # (code names, paths, versions, handles)
 _TOKEN_RE = re.compile(r"[@#]?[\w]+(?:[._\-/@+#:][\w]+)*[+#]*", re.UNICODE)
@@ -87,34 +89,57 @@ class LexicalHit:
 
 
 class BM25Index:
-    """Okapi BM25 over an in-memory inverted index; thread-safe for concurrent readers."""
+    """Okapi BM25 over an in-memory inverted index, scored with numpy; thread-safe.
+
+    Documents live in integer slots; each term's postings are turned into (slots, tfs) arrays
+    on first use after a change, so a query costs a few vector operations per query term
+    rather than a Python loop over every matching document (~1 ms at 100k documents).
+    Each document may carry a small integer `group` (the index uses the memory kind) that a
+    search can be restricted to.
+    """
 
     def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
         self.b = b
-        self._postings: dict[str, dict[str, int]] = {}
-        self._lengths: dict[str, int] = {}
-        self._doc_terms: dict[str, tuple[str, ...]] = {}
+        self._postings: dict[str, dict[int, int]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._slot_of: dict[str, int] = {}
+        self._ids: list[str | None] = []
+        self._free: list[int] = []
+        self._lengths = np.zeros(64, dtype=np.float32)
+        self._groups = np.zeros(64, dtype=np.int16)
+        self._doc_terms: dict[int, tuple[str, ...]] = {}
         self._total_length = 0
         self._lock = threading.RLock()
 
     def __len__(self) -> int:
-        return len(self._lengths)
+        return len(self._slot_of)
 
     def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._lengths
+        return doc_id in self._slot_of
 
-    def add(self, doc_id: str, text: str) -> None:
-        """Index `text` under `doc_id`, replacing what was there."""
+    def add(self, doc_id: str, text: str, *, group: int = 0) -> None:
+        """Index `text` under `doc_id` (in `group`), replacing what was there."""
         counts = Counter(tokenize(text))
         with self._lock:
             self._discard(doc_id)
-            for term, tf in counts.items():
-                self._postings.setdefault(term, {})[doc_id] = tf
+            slot = self._free.pop() if self._free else len(self._ids)
+            if slot == len(self._ids):
+                self._ids.append(doc_id)
+                if slot >= len(self._lengths):
+                    self._lengths = np.resize(self._lengths, 2 * len(self._lengths))
+                    self._groups = np.resize(self._groups, 2 * len(self._groups))
+            else:
+                self._ids[slot] = doc_id
+            self._slot_of[doc_id] = slot
             length = sum(counts.values())
-            self._lengths[doc_id] = length
-            self._doc_terms[doc_id] = tuple(counts)
+            self._lengths[slot] = length
+            self._groups[slot] = group
             self._total_length += length
+            self._doc_terms[slot] = tuple(counts)
+            for term, tf in counts.items():
+                self._postings.setdefault(term, {})[slot] = tf
+                self._arrays.pop(term, None)
 
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
         """Index several (doc_id, text) pairs."""
@@ -128,43 +153,68 @@ class BM25Index:
                 self._discard(doc_id)
 
     def _discard(self, doc_id: str) -> None:
-        length = self._lengths.pop(doc_id, None)
-        if length is None:
+        slot = self._slot_of.pop(doc_id, None)
+        if slot is None:
             return
-        self._total_length -= length
-        for term in self._doc_terms.pop(doc_id, ()):
+        self._total_length -= int(self._lengths[slot])
+        self._lengths[slot] = 0
+        self._ids[slot] = None
+        self._free.append(slot)
+        for term in self._doc_terms.pop(slot, ()):
+            self._arrays.pop(term, None)
             posting = self._postings.get(term)
             if posting is not None:
-                posting.pop(doc_id, None)
+                posting.pop(slot, None)
                 if not posting:
                     del self._postings[term]
+
+    def _term_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        arrays = self._arrays.get(term)
+        if arrays is None:
+            posting = self._postings.get(term)
+            if not posting:
+                return None
+            slots = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
+            tfs = np.fromiter(posting.values(), dtype=np.float32, count=len(posting))
+            arrays = self._arrays[term] = (slots, tfs)
+        return arrays
 
     def search(
         self,
         query_tokens: Sequence[str],
         *,
         limit: int,
-        allow: set[str] | None = None,
+        allow: Collection[str] | None = None,
+        groups: Collection[int] | None = None,
     ) -> list[LexicalHit]:
-        """Top `limit` documents by BM25 for the tokens; `allow` restricts to those ids."""
+        """Top `limit` documents by BM25; `allow` (ids) or `groups` restrict the candidates."""
         with self._lock:
-            n_docs = len(self._lengths)
-            if not n_docs or not query_tokens:
+            n_docs = len(self._slot_of)
+            if not n_docs or not query_tokens or limit <= 0:
                 return []
             avg_len = self._total_length / n_docs or 1.0
-            scores: dict[str, float] = {}
+            scores = np.zeros(len(self._ids), dtype=np.float32)
+            touched = False
             for term, qtf in Counter(query_tokens).items():
-                posting = self._postings.get(term)
-                if not posting:
+                arrays = self._term_arrays(term)
+                if arrays is None:
                     continue
-                df = len(posting)
+                slots, tfs = arrays
+                df = len(slots)
                 idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-                for doc_id, tf in posting.items():
-                    if allow is not None and doc_id not in allow:
-                        continue
-                    norm = self.k1 * (1.0 - self.b + self.b * self._lengths[doc_id] / avg_len)
-                    scores[doc_id] = scores.get(doc_id, 0.0) + qtf * idf * tf * (self.k1 + 1) / (
-                        tf + norm
-                    )
-        best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-        return [LexicalHit(doc_id, score) for doc_id, score in best]
+                norm = self.k1 * (1.0 - self.b + self.b * self._lengths[slots] / avg_len)
+                scores[slots] += qtf * idf * tfs * (self.k1 + 1.0) / (tfs + norm)
+                touched = True
+            if not touched:
+                return []
+            if groups is not None:
+                keep = np.isin(self._groups[: len(scores)], np.fromiter(groups, dtype=np.int16))
+                scores[~keep] = 0.0
+            hits = np.flatnonzero(scores > 0.0)
+            ids = self._ids
+            if allow is not None:
+                hits = np.array([h for h in hits if ids[h] in allow], dtype=np.int64)
+            if len(hits) > limit:
+                hits = hits[np.argpartition(-scores[hits], limit - 1)[:limit]]
+            ranked = sorted(((ids[h], float(scores[h])) for h in hits), key=lambda t: (-t[1], t[0]))
+        return [LexicalHit(str(doc_id), score) for doc_id, score in ranked]
