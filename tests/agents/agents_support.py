@@ -21,6 +21,8 @@ from fixtures.net import free_port, http_process
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from api.settings import Settings
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
 MEMVET = shutil.which("memvet", path=str(Path(sys.executable).parent)) or "memvet"
@@ -98,14 +100,17 @@ def _admin_token(log: Path) -> str:
 
 
 @contextlib.contextmanager
-def run_server(data_dir: Path, *, embedder: str = "fake", timeout: float = 120.0,
+def run_server(data_dir: Path, *, embedder: str | None = "fake", timeout: float = 180.0,
                **settings: str) -> Iterator[Server]:
-    """`memvet serve` as a subprocess on a free loopback port, with admin/reviewer/agent tokens."""
+    """`memvet serve` as a subprocess on a free loopback port, with admin/reviewer/agent tokens.
+    `embedder=None` leaves the product's default (the packaged MiniLM model)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = data_dir.parent / f"{data_dir.name}-serve.log"
     env = {**BASE_ENV, "MEMVET_DATA_DIR": str(data_dir), "MEMVET_PORT": str(port),
-           "MEMVET_HOST": "127.0.0.1", "MEMVET_EMBEDDER": embedder, **settings}
+           "MEMVET_HOST": "127.0.0.1", **settings}
+    # The product's default, stated explicitly so an outer MEMVET_EMBEDDER cannot swap it.
+    env["MEMVET_EMBEDDER"] = embedder or str(Settings.model_fields["embedder"].default)
     with http_process([MEMVET, "serve"], f"{url}/healthz", log=log, env=env, timeout=timeout):
         server = Server(url=url, data_dir=data_dir, log=log)
         server.tokens["admin"] = _admin_token(log)
