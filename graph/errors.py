@@ -124,24 +124,25 @@ class ErrorCodes(SchemaExtension):
         yield
         result = self.execution_context.result
         for error in getattr(result, "errors", None) or []:
-            _add_code(error)
+            add_code(error)
 
 
-def _add_code(error: GraphQLError) -> None:
+def add_code(error: GraphQLError) -> None:
+    """Set `extensions.code` on `error` unless it has one."""
     extensions = dict(error.extensions or {})
     if "code" in extensions:
         return
     original = error.original_error
-    if original is None and error.path:  # masked, or a resolver broke its own contract
-        code = "INTERNAL_SERVER_ERROR"
+    if error.message.startswith("Variable '$"):
+        code = "BAD_USER_INPUT"  # variable coercion: wrong type, missing, unknown enum value
     elif isinstance(error, GraphQLSyntaxError):
         code = "GRAPHQL_PARSE_FAILED"
-    elif original is None and error.message.startswith("Variable '$"):
-        code = "BAD_USER_INPUT"
-    elif original is None:
-        code = "GRAPHQL_VALIDATION_FAILED"
     elif isinstance(original, core.MemvetError):
         code = original.code
+    elif original is None and error.path:  # masked, or a resolver broke its own contract
+        code = "INTERNAL_SERVER_ERROR"
+    elif original is None or isinstance(original, GraphQLError):
+        code = "GRAPHQL_VALIDATION_FAILED"
     else:
         code = "INTERNAL_SERVER_ERROR"
     extensions["code"] = code

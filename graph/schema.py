@@ -11,7 +11,14 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
-from graph.errors import ERROR_TYPES, UNEXPECTED, ErrorCodes, log_errors, should_mask
+from graph.errors import (
+    ERROR_TYPES,
+    UNEXPECTED,
+    ErrorCodes,
+    add_code,
+    log_errors,
+    should_mask,
+)
 from graph.limits import Limits, limit_extensions
 from graph.mutations import AdminMutation, IntakeMutation, ReviewMutation
 from graph.queries import RecallQuery, ReviewQuery, SettingsQuery
@@ -23,11 +30,15 @@ Subscription = merge_types("Subscription", (ReviewSubscription,))
 
 
 class MemvetSchema(strawberry.Schema):
-    """Logs unexpected errors with their traceback before MaskErrors hides them."""
+    """Logs unexpected errors with their traceback before MaskErrors hides them, and gives
+    every error a code (this also covers paths that bypass extensions, such as a subscription
+    that fails validation)."""
 
     def process_errors(self, errors: list[GraphQLError],
                        execution_context: ExecutionContext | None = None) -> None:
         log_errors(errors)
+        for error in errors:
+            add_code(error)
 
 
 def build_schema(limits: Limits | None = None) -> strawberry.Schema:

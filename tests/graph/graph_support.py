@@ -162,6 +162,14 @@ class WsClient:
                 continue
             return message
 
+    async def message_for(self, op_id: str, timeout: float = 10.0) -> dict[str, Any]:
+        """The next message about operation `op_id` (others are skipped)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            message = await self.receive(max(0.01, deadline - time.monotonic()))
+            if message.get("id") == op_id:
+                return message
+
     async def next_event(self, timeout: float = 10.0) -> dict[str, Any]:
         """The data of the next `next` message (fails on `error`/`complete`)."""
         message = await self.receive(timeout)
