@@ -20,7 +20,8 @@ from memory.ports import ExtractedCandidate, Message
 from memory.policy import AutoApprovePolicy
 from memory.records import MAX_CONTENT_BYTES, CandidateEdit, CandidateInput, Source
 from memory.service import MemoryService
-from memory.turns import MAX_MESSAGE_BYTES, MAX_MESSAGES, TurnSubmission
+from memory.messages import MAX_MESSAGE_BYTES, MAX_MESSAGES
+from memory.turns import TurnSubmission
 
 NS = "workspace:shop"
 
