@@ -73,6 +73,7 @@ class RankingSettings:
     alpha: float = 0.5  # weight of the (min-max scaled) cosine; 1 - alpha for BM25 / max BM25
     dense_candidates: int = 50  # HNSW neighbours fetched per namespace before fusion
     lexical_candidates: int = 50  # BM25 matches taken per namespace before fusion
+    mirror_max: int = 20_000  # namespaces up to this size keep their vectors in memory: exact scan
     exact_kind_max: int = 5000  # a kind filter selecting at most this many vectors: exact scan
     exact_kind_fraction: float = 0.2  # ... or at most this share of the namespace
 
@@ -87,8 +88,71 @@ class _Doc:
 _KIND_CODES = {kind: code for code, kind in enumerate(Kind)}
 
 
+class _Mirror:
+    """A namespace's vectors in memory (float32 rows), for exact search of small namespaces.
+
+    Below ~20k vectors one matrix-vector product (~1 ms at 20k x 384 here) beats a round trip
+    through Chroma's HNSW, and gives exact rather than approximate neighbours.
+    """
+
+    def __init__(self, dimension: int) -> None:
+        self.ids: list[str] = []
+        self.row_of: dict[str, int] = {}
+        self.matrix = np.zeros((64, dimension), dtype=np.float32)
+        self.kinds = np.zeros(64, dtype=np.int16)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def set(self, memory_id: str, vector: np.ndarray, kind: Kind) -> None:
+        row = self.row_of.get(memory_id)
+        if row is None:
+            row = len(self.ids)
+            if row == len(self.matrix):
+                self.matrix = np.concatenate([self.matrix, np.zeros_like(self.matrix)])
+                self.kinds = np.concatenate([self.kinds, np.zeros_like(self.kinds)])
+            self.ids.append(memory_id)
+            self.row_of[memory_id] = row
+        self.matrix[row] = vector
+        self.kinds[row] = _KIND_CODES[kind]
+
+    def remove(self, memory_id: str) -> None:
+        row = self.row_of.pop(memory_id, None)
+        if row is None:
+            return
+        last = len(self.ids) - 1
+        if row != last:  # move the last row into the hole
+            moved = self.ids[last]
+            self.ids[row] = moved
+            self.row_of[moved] = row
+            self.matrix[row] = self.matrix[last]
+            self.kinds[row] = self.kinds[last]
+        self.ids.pop()
+
+    def search(
+        self, qvec: np.ndarray, n: int, kinds: frozenset[Kind] | None
+    ) -> list[tuple[str, float]]:
+        count = len(self.ids)
+        sims = self.matrix[:count] @ qvec
+        rows = np.arange(count)
+        if kinds is not None:
+            rows = rows[np.isin(self.kinds[:count], [_KIND_CODES[k] for k in kinds])]
+            sims = sims[rows]
+        if len(rows) > n:
+            top = np.argpartition(-sims, n - 1)[:n]
+            rows, sims = rows[top], sims[top]
+        return [(self.ids[r], float(v)) for r, v in zip(rows, sims, strict=True)]
+
+    def cosines(self, qvec: np.ndarray, memory_ids: list[str]) -> list[tuple[str, float]]:
+        rows = [(i, self.row_of[i]) for i in memory_ids if i in self.row_of]
+        if not rows:
+            return []
+        sims = self.matrix[[r for _, r in rows]] @ qvec
+        return [(i, float(v)) for (i, _), v in zip(rows, sims, strict=True)]
+
+
 class _Partition:
-    """One namespace: its collection, its documents, its BM25 index, its exact-scan cache."""
+    """One namespace: its collection, documents, BM25 index, and vectors when small enough."""
 
     def __init__(self, namespace: str, collection: Any) -> None:
         self.namespace = namespace
@@ -97,10 +161,16 @@ class _Partition:
         self.bm25 = BM25Index()
         self.kind_counts: dict[Kind, int] = dict.fromkeys(Kind, 0)
         self.vectors: dict[Kind, tuple[list[str], np.ndarray]] = {}
+        self.mirror: _Mirror | None = None
         self.lock = threading.RLock()
 
-    def put(self, memory_id: str, doc: _Doc, *, lexical: bool) -> None:
+    def put(self, memory_id: str, doc: _Doc, vector: np.ndarray | None, *, lexical: bool) -> None:
         with self.lock:
+            if self.mirror is not None:
+                if vector is None:
+                    self.mirror = None  # vectors not at hand: fall back to Chroma for good
+                else:
+                    self.mirror.set(memory_id, vector, doc.kind)
             old = self.docs.get(memory_id)
             if old is not None:
                 self.kind_counts[old.kind] -= 1
@@ -114,6 +184,8 @@ class _Partition:
     def drop(self, memory_id: str) -> None:
         with self.lock:
             old = self.docs.pop(memory_id, None)
+            if self.mirror is not None:
+                self.mirror.remove(memory_id)
             if old is not None:
                 self.kind_counts[old.kind] -= 1
                 self.vectors.pop(old.kind, None)
@@ -202,16 +274,22 @@ class ChromaMemoryIndex:
     def _load_partition(self, namespace: str, collection: Any) -> _Partition:
         part = _Partition(namespace, collection)
         total = collection.count()
+        mirror = total <= self.ranking.mirror_max
+        if mirror:
+            part.mirror = _Mirror(int(self.embedder.dimension))
+        include = ["documents", "metadatas", *(["embeddings"] if mirror else [])]
         page = 5000
         for offset in range(0, total, page):
-            res = collection.get(include=["documents", "metadatas"], limit=page, offset=offset)
-            for memory_id, doc, meta in zip(
-                res["ids"], res["documents"], res["metadatas"], strict=True
+            res = collection.get(include=include, limit=page, offset=offset)
+            vectors = res["embeddings"] if mirror else [None] * len(res["ids"])
+            for memory_id, doc, meta, vec in zip(
+                res["ids"], res["documents"], res["metadatas"], vectors, strict=True
             ):
                 kind = parse_kind((meta or {}).get("kind", "fact"))
                 text = doc or ""
                 h = str((meta or {}).get("content_hash") or content_hash(kind, text))
-                part.put(memory_id, _Doc(kind, text, h), lexical=self.lexical)
+                vector = None if vec is None else np.asarray(vec, dtype=np.float32)
+                part.put(memory_id, _Doc(kind, text, h), vector, lexical=self.lexical)
         return part
 
     def _partition(self, namespace: str, *, create: bool) -> _Partition | None:
@@ -264,14 +342,17 @@ class ChromaMemoryIndex:
                 self._check_dimension(vectors)
                 part.collection.upsert(
                     ids=[i for i, _ in chunk],
-                    embeddings=np.asarray(vectors, dtype=np.float32),
+                    embeddings=np.asarray(vectors, dtype=np.float32),  # always explicit
                     documents=[doc.content for _, doc in chunk],
                     metadatas=[
                         {"kind": doc.kind.value, "content_hash": doc.hash} for _, doc in chunk
                     ],
                 )
-                for memory_id, doc in chunk:
-                    part.put(memory_id, doc, lexical=self.lexical)
+                matrix = np.asarray(vectors, dtype=np.float32)
+                for row, (memory_id, doc) in enumerate(chunk):
+                    part.put(memory_id, doc, matrix[row], lexical=self.lexical)
+                if part.mirror is not None and len(part.mirror) > self.ranking.mirror_max:
+                    part.mirror = None  # grown past exact-scan size: HNSW from now on
 
     def _check_dimension(self, vectors: Sequence[Sequence[float]]) -> None:
         for v in vectors:
@@ -369,10 +450,12 @@ class ChromaMemoryIndex:
                 dense_hits = dense_hits + self._cosines(part, qvec, missing)
             return part, dense_hits, lexical_hits
 
-        if len(parts) == 1:
-            results = [one(parts[0])]
-        else:
-            results = list(self._executor().map(one, parts))
+        # in-memory partitions are a few numpy calls: threads would only add overhead; the
+        # ones on HNSW wait on Chroma, so they go to the pool and run concurrently
+        remote = [p for p in parts if p.mirror is None]
+        futures = [self._executor().submit(one, p) for p in remote] if len(remote) > 1 else []
+        results = [one(p) for p in parts if p.mirror is not None or len(remote) == 1]
+        results += [f.result() for f in futures]
 
         dense: dict[tuple[str, str], float] = {}
         lexical: dict[tuple[str, str], float] = {}
@@ -426,6 +509,9 @@ class ChromaMemoryIndex:
         self, part: _Partition, qvec: np.ndarray, kinds: frozenset[Kind] | None, limit: int
     ) -> list[tuple[str, float]]:
         n = max(limit, self.ranking.dense_candidates)
+        mirror = part.mirror
+        if mirror is not None:
+            return mirror.search(qvec, n, kinds)
         total = len(part.docs)
         if kinds is None:
             return self._hnsw(part, qvec, min(n, total))
@@ -452,6 +538,9 @@ class ChromaMemoryIndex:
     def _cosines(
         self, part: _Partition, qvec: np.ndarray, memory_ids: list[str]
     ) -> list[tuple[str, float]]:
+        mirror = part.mirror
+        if mirror is not None:
+            return mirror.cosines(qvec, memory_ids)
         res = part.collection.get(ids=memory_ids, include=["embeddings"])
         if not len(res["ids"]):
             return []

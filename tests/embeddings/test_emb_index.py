@@ -23,9 +23,10 @@ def mem(mid: str, content: str, kind: Kind = Kind.FACT, ns: str = SHOP) -> Index
     return IndexedMemory(id=mid, namespace=ns, kind=kind, content=content)
 
 
-@pytest.fixture
-def index(client: Any, fake: FakeEmbedder) -> Any:
-    ix = ChromaMemoryIndex(client, fake)
+@pytest.fixture(params=[20_000, 0], ids=["in-memory", "hnsw"])
+def index(request: pytest.FixtureRequest, client: Any, fake: FakeEmbedder) -> Any:
+    """Both dense paths: exact scan of in-memory vectors, and Chroma's HNSW."""
+    ix = ChromaMemoryIndex(client, fake, ranking=RankingSettings(mirror_max=request.param))
     yield ix
     ix.close()
 
@@ -98,10 +99,16 @@ def test_kind_weights_reorder(index: ChromaMemoryIndex) -> None:
     assert hits[0].memory_id == "f" and hits[0].kind_weight == 3.0
 
 
-@pytest.mark.parametrize("exact_max", [0, 10_000])
-def test_kinds_filter_without_where(client: Any, fake: FakeEmbedder, exact_max: int) -> None:
-    """Both paths: HNSW over-fetch + post-filter (exact_max=0) and the exact kind scan."""
-    ranking = RankingSettings(exact_kind_max=exact_max, exact_kind_fraction=0.0)
+@pytest.mark.parametrize(
+    ("mirror_max", "exact_max"), [(0, 0), (0, 10_000), (20_000, 0)], ids=["hnsw", "scan", "mem"]
+)
+def test_kinds_filter_without_where(
+    client: Any, fake: FakeEmbedder, mirror_max: int, exact_max: int
+) -> None:
+    """HNSW over-fetch + post-filter, the exact kind scan, and the in-memory vectors."""
+    ranking = RankingSettings(
+        mirror_max=mirror_max, exact_kind_max=exact_max, exact_kind_fraction=0.0
+    )
     index = ChromaMemoryIndex(client, fake, ranking=ranking)
     kinds = list(Kind)
     index.upsert([mem(f"m{i}", f"release note {i} pnpm", kinds[i % 6]) for i in range(60)])
@@ -163,3 +170,14 @@ def test_drop_namespace_and_query_cache(index: ChromaMemoryIndex, fake: FakeEmbe
     assert fake.calls == calls  # the query vector came from the LRU cache
     index.drop_namespace(SHOP)
     assert index.search("pnpm", [SHOP]) == [] and index.snapshot() == {}
+
+
+def test_namespace_outgrowing_memory_moves_to_hnsw(client: Any, fake: FakeEmbedder) -> None:
+    index = ChromaMemoryIndex(client, fake, ranking=RankingSettings(mirror_max=5))
+    index.upsert([mem(f"m{i}", f"note {i} about pnpm") for i in range(4)])
+    assert index.search("note 2", [SHOP])[0].memory_id == "m2"
+    index.upsert([mem(f"m{i}", f"note {i} about pnpm") for i in range(4, 12)])
+    assert index.search("note 9", [SHOP])[0].memory_id == "m9"
+    index.remove(SHOP, ["m9"])
+    assert "m9" not in {h.memory_id for h in index.search("note 9", [SHOP])}
+    index.close()
