@@ -57,7 +57,7 @@ export class PendingView {
     this.total = 0;
     this.cursor = null;
     this.hasNext = false;
-    this.filters = { namespace: '', kind: '', source: '', order: 'NEWEST', text: '' };
+    this.filters = { status: 'PENDING', namespace: '', kind: '', source: '', order: 'NEWEST', text: '' };
     this.activeId = null;
     this.selected = new Set();
     this.editing = null; // { id, draft }
@@ -90,7 +90,8 @@ export class PendingView {
       h('label', { class: 'field', for: 'f-namespace' }, h('span', {}, 'Namespace'), this.nsSelect),
       sel('f-kind', 'Kind', [['', 'All kinds'], ...KINDS.map((k) => [k, lower(k)])], 'kind'),
       sel('f-source', 'Source', [['', 'All sources'], ...SOURCES.map((s) => [s, lower(s)])], 'source'),
-      sel('f-order', 'Sort', ORDERS, 'order'));
+      sel('f-order', 'Sort', ORDERS, 'order'),
+      sel('f-status', 'Showing', [['PENDING', 'Pending'], ['REJECTED', 'Rejected'], ['ARCHIVED', 'Archived']], 'status'));
     void f;
     this.chips = h('div', { class: 'ns-chips', role: 'group', 'aria-label': 'Pending per namespace' });
     this.selectAll = h('input', {
@@ -124,7 +125,7 @@ export class PendingView {
   variables(after = null) {
     const f = this.filters;
     return {
-      namespace: f.namespace || null, kind: f.kind || null, source: f.source || null,
+      status: f.status || 'PENDING', namespace: f.namespace || null, kind: f.kind || null, source: f.source || null,
       order: f.order || 'NEWEST', first: PAGE, after,
     };
   }
@@ -184,8 +185,11 @@ export class PendingView {
     if (render) this.renderChips();
   }
 
+  get reviewing() { return this.filters.status === 'PENDING'; }
+
   matches(c) {
     const f = this.filters;
+    if (String(c.status).toUpperCase() !== f.status) return false;
     if (f.namespace && c.namespace !== f.namespace) return false;
     if (f.kind && String(c.kind).toUpperCase() !== f.kind) return false;
     if (f.source && String(c.source).toUpperCase() !== f.source) return false;
@@ -235,13 +239,16 @@ export class PendingView {
       return row;
     });
     this.list.replaceChildren(...rows);
-    const emptyText = this.total === 0 && !this.filters.namespace && !this.filters.kind && !this.filters.source
-      ? 'The queue is empty. New candidates appear here as agents learn.'
-      : 'Nothing matches these filters.';
+    let emptyText = 'Nothing matches these filters.';
+    if (this.total === 0 && !this.filters.namespace && !this.filters.kind && !this.filters.source) {
+      emptyText = this.reviewing ? 'The queue is empty. New candidates appear here as agents learn.' : `No ${lower(this.filters.status)} candidates.`;
+    }
+    this.bulkbar.hidden = !this.reviewing;
+    this.list.classList.toggle('readonly', !this.reviewing);
     this.empty.hidden = items.length > 0 || !this.loaded;
     this.empty.replaceChildren(h('p', {}, emptyText));
     this.more.hidden = !this.hasNext;
-    this.list.setAttribute('aria-label', `Pending candidates, ${items.length} shown of ${this.total}`);
+    this.list.setAttribute('aria-label', `${this.reviewing ? 'Pending' : lower(this.filters.status)} candidates, ${items.length} shown of ${this.total}`);
     this.updateBulkbar();
     if (hadFocus) this.focusActive();
     this.renderDetail();
@@ -255,7 +262,7 @@ export class PendingView {
     const fresh = this.fresh.get(id);
     const kind = String(c.kind).toUpperCase();
     const check = h('input', {
-      type: 'checkbox', class: 'row-check', checked: this.selected.has(id),
+      type: 'checkbox', class: 'row-check', checked: this.selected.has(id), disabled: !isPending(c),
       'aria-label': `Select: ${snippet(c.content, 60)}`,
       on: { change: (e) => { this.toggle(id, e.target.checked); } },
     });
@@ -285,12 +292,17 @@ export class PendingView {
         h('span', { title: 'Source' }, lower(c.source)),
         h('span', { title: 'Confidence' }, `confidence ${pct(c.confidence)}`),
         h('span', { title: 'Observation count', class: c.observations > 1 ? 'strong' : '' }, `seen ${c.observations}×`),
-        h('span', { title: 'First observed' }, timeEl(c.createdAt)))),
-    h('div', { class: 'cand-actions' },
+        h('span', { title: 'First observed' }, timeEl(c.createdAt))),
+      isPending(c) ? null : h('div', { class: 'review-line' },
+        `${lower(c.status)}${c.reviewedBy ? ` by ${c.reviewedBy}` : ''} `, timeEl(c.reviewedAt),
+        c.reviewReason ? h('span', { class: 'reason' }, ` — Reason: ${c.reviewReason}`) : null)),
+    isPending(c) ? h('div', { class: 'cand-actions' },
       hasTurn(c) ? h('button', { type: 'button', class: 'btn ghost sm', 'aria-label': `Open the original turn: ${snippet(c.content, 40)}`, on: { click: () => this.openTurn(id) } }, 'Turn') : null,
       h('button', { type: 'button', class: 'btn ghost sm', 'aria-label': `Edit: ${snippet(c.content, 40)}`, on: { click: () => this.startEdit(id) } }, 'Edit'),
       h('button', { type: 'button', class: 'btn sm', 'aria-label': `Reject: ${snippet(c.content, 40)}`, on: { click: () => this.reject(id) } }, 'Reject'),
-      h('button', { type: 'button', class: 'btn primary sm', 'aria-label': `Approve: ${snippet(c.content, 40)}`, on: { click: () => this.approve(id) } }, replaceId ? 'Approve & replace' : 'Approve')));
+      h('button', { type: 'button', class: 'btn primary sm', 'aria-label': `Approve: ${snippet(c.content, 40)}`, on: { click: () => this.approve(id) } }, replaceId ? 'Approve & replace' : 'Approve'))
+      : h('div', { class: 'cand-actions' },
+        hasTurn(c) ? h('button', { type: 'button', class: 'btn ghost sm', 'aria-label': `Open the original turn: ${snippet(c.content, 40)}`, on: { click: () => this.openTurn(id) } }, 'Turn') : null));
     if (this.editing && this.editing.id === id) this.fillEditor(row, c);
     return row;
   }
@@ -358,7 +370,7 @@ export class PendingView {
   // ------------------------------------------------------------------ editing
   startEdit(id) {
     const c = this.items.find((x) => x.id === id);
-    if (!c) return;
+    if (!c || !isPending(c)) return;
     this.activate(id, false);
     this.editing = { id };
     const row = this.rowEls.get(id) && this.rowEls.get(id).isConnected ? this.rowEls.get(id) : this.activeRow();
@@ -446,7 +458,7 @@ export class PendingView {
   // ------------------------------------------------------------------ review actions
   async approve(id, { edit = null, errorEl = null } = {}) {
     const c = this.items.find((x) => x.id === id);
-    if (!c || this.busy.has(id)) return;
+    if (!c || !isPending(c) || this.busy.has(id)) return;
     if (edit && edit.content === '') {
       if (errorEl) { errorEl.textContent = 'Content must not be empty.'; errorEl.hidden = false; }
       return;
@@ -478,7 +490,7 @@ export class PendingView {
 
   async reject(id) {
     const c = this.items.find((x) => x.id === id);
-    if (!c || this.busy.has(id)) return;
+    if (!c || !isPending(c) || this.busy.has(id)) return;
     const { el, input } = this.reasonField();
     const ok = await confirmDialog({
       title: 'Reject this candidate?',
@@ -584,6 +596,13 @@ export class PendingView {
     const action = lower(ev.action);
     const cand = ev.candidate;
     if (!this.loaded) return;
+    if (!this.reviewing) {
+      if (['rejected', 'archived', 'revived', 'merged'].includes(action)) {
+        clearTimeout(this.eventTimer);
+        this.eventTimer = setTimeout(() => this.refresh(), 300);
+      }
+      return;
+    }
     if (['created', 'merged', 'revived', 'edited'].includes(action) && cand) {
       if (!isPending(cand)) return;
       const known = this.items.some((c) => c.id === cand.id);
@@ -693,7 +712,7 @@ export class PendingView {
         h('label', { for: rid }, label),
         extra);
     };
-    const relatedSection = h('section', { class: 'detail-section', 'aria-labelledby': `${groupName}-h` },
+    const relatedSection = !isPending(c) ? null : h('section', { class: 'detail-section', 'aria-labelledby': `${groupName}-h` },
       h('h3', { id: `${groupName}-h` }, 'Closest approved memories ', h('span', { class: 'muted' }, `in ${c.namespace}`)),
       related.length
         ? h('fieldset', { class: 'related' },
@@ -757,11 +776,11 @@ export class PendingView {
     switch (key) {
       case 'j': case 'ArrowDown': this.move(1); return true;
       case 'k': case 'ArrowUp': this.move(-1); return true;
-      case 'a': if (this.activeId) this.approve(this.activeId); return true;
-      case 'r': if (this.activeId) this.reject(this.activeId); return true;
-      case 'e': if (this.activeId) this.startEdit(this.activeId); return true;
+      case 'a': if (this.activeId && this.reviewing) this.approve(this.activeId); return true;
+      case 'r': if (this.activeId && this.reviewing) this.reject(this.activeId); return true;
+      case 'e': if (this.activeId && this.reviewing) this.startEdit(this.activeId); return true;
       case 't': if (this.activeId) this.openTurn(this.activeId); return true;
-      case 'x': if (this.activeId) this.toggle(this.activeId, !this.selected.has(this.activeId)); return true;
+      case 'x': if (this.activeId && this.reviewing) this.toggle(this.activeId, !this.selected.has(this.activeId)); return true;
       case '/': this.textInput.focus(); this.textInput.select(); return true;
       default: return false;
     }

@@ -19,11 +19,11 @@ query Whoami {
 }`;
 
 export const PENDING = `
-query Pending($namespace: String, $kind: MemoryKind, $source: CandidateSource, $order: CandidateOrder! = NEWEST, $first: Int! = 50, $after: String) {
-  candidates(status: PENDING, namespace: $namespace, kind: $kind, source: $source, order: $order, first: $first, after: $after) {
+query Pending($status: CandidateStatus = PENDING, $namespace: String, $kind: MemoryKind, $source: CandidateSource, $order: CandidateOrder! = NEWEST, $first: Int! = 50, $after: String) {
+  candidates(status: $status, namespace: $namespace, kind: $kind, source: $source, order: $order, first: $first, after: $after) {
     totalCount
     pageInfo { hasNextPage endCursor }
-    edges { node { ...CandidateFields } }
+    edges { node { ...CandidateFields reviewedAt reviewedBy reviewReason } }
   }
   queueStats { pending memories pendingByNamespace { namespace count } }
   namespaces
