@@ -21,6 +21,7 @@ _TESTS_DIR = str(Path(__file__).resolve().parent)
 if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
 
+from fixtures.chroma import chroma_server_url  # noqa: E402, F401  (fixture)
 from fixtures.postgres import postgres_server, postgres_url  # noqa: E402, F401  (fixtures)
 
 
