@@ -247,7 +247,7 @@ def _parse_response(raw: bytes) -> tuple[int, bytes]:
 
 
 def _dechunk(data: bytes) -> bytes:
-    out = []
+    out: list[bytes] = []
     while True:
         size_line, sep, data = data.partition(b"\r\n")
         if not sep:

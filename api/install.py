@@ -91,8 +91,14 @@ def is_our_server(entry: Any) -> bool:
 
 
 # ---------------------------------------------------------------------- pure edits
+def _copy(data: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy that is plain JSON again (the edits never touch the caller's dict)."""
+    copied: dict[str, Any] = json.loads(json.dumps(data))
+    return copied
+
+
 def add_hooks(settings: dict[str, Any], command: str) -> dict[str, Any]:
-    out = json.loads(json.dumps(settings))
+    out = _copy(settings)
     hooks = out.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError("'hooks' in the settings is not an object")
@@ -113,7 +119,7 @@ def add_hooks(settings: dict[str, Any], command: str) -> dict[str, Any]:
 
 
 def remove_hooks(settings: dict[str, Any]) -> dict[str, Any]:
-    out = json.loads(json.dumps(settings))
+    out = _copy(settings)
     hooks = out.get("hooks")
     if not isinstance(hooks, dict):
         return out
@@ -145,7 +151,7 @@ def remove_hooks(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def add_server(config: dict[str, Any], url: str) -> dict[str, Any]:
-    out = json.loads(json.dumps(config))
+    out = _copy(config)
     servers = out.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise InstallError("'mcpServers' is not an object")
@@ -159,7 +165,7 @@ def add_server(config: dict[str, Any], url: str) -> dict[str, Any]:
 
 
 def remove_server(config: dict[str, Any]) -> dict[str, Any]:
-    out = json.loads(json.dumps(config))
+    out = _copy(config)
     servers = out.get("mcpServers")
     if isinstance(servers, dict) and is_our_server(servers.get(SERVER_NAME)):
         del servers[SERVER_NAME]

@@ -13,10 +13,10 @@ import sys
 
 import anyio
 import httpx2
-from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.stdio import stdio_server
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
 from api.client import DEFAULT_URL
@@ -28,8 +28,8 @@ def endpoint(url: str | None = None) -> str:
     return f"{(url or os.environ.get('MEMVET_URL') or DEFAULT_URL).rstrip('/')}/mcp/"
 
 
-async def _pump(source: ObjectReceiveStream[SessionMessage | Exception],
-                sink: ObjectSendStream[SessionMessage], what: str) -> None:
+async def _pump(source: ReadStream[SessionMessage | Exception],
+                sink: WriteStream[SessionMessage], what: str) -> None:
     async with sink:
         async for item in source:
             if isinstance(item, Exception):

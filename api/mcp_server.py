@@ -196,7 +196,7 @@ class McpEndpoint:
 def _bearer(scope: Scope) -> str | None:
     for key, value in scope.get("headers") or ():
         if key == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
+            scheme, _, token = bytes(value).decode("latin-1").partition(" ")
             if scheme.lower() == "bearer" and token.strip():
                 return token.strip()
     return None
