@@ -14,6 +14,9 @@ from memory import store
 from memory.records import Action, Status, Transition
 
 
+_INSERT = insert(store.transitions)
+
+
 def record(
     conn: Connection,
     *,
@@ -29,17 +32,18 @@ def record(
 ) -> None:
     """Write one transition row. `changes` maps field -> {"from": old, "to": new}."""
     conn.execute(
-        insert(store.transitions).values(
-            candidate_id=candidate_id,
-            memory_id=memory_id,
-            action=action.value,
-            from_status=from_status.value if from_status else None,
-            to_status=to_status.value if to_status else None,
-            actor=actor,
-            at=at,
-            changes=changes or None,
-            reason=reason,
-        )
+        _INSERT,  # one prepared statement with parameters: no statement built per call
+        {
+            "candidate_id": candidate_id,
+            "memory_id": memory_id,
+            "action": action.value,
+            "from_status": from_status.value if from_status else None,
+            "to_status": to_status.value if to_status else None,
+            "actor": actor,
+            "at": at,
+            "changes": changes or None,
+            "reason": reason,
+        },
     )
 
 

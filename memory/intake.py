@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import bindparam, insert, select, union_all, update
 from sqlalchemy.engine import Connection
 
 from memory import audit, store
@@ -44,6 +44,10 @@ _STATUS_PREFERENCE = {
 }
 MAX_EXCERPT_CHARS = 4000
 MAX_ID_CHARS = 200
+# Built once and executed with parameters: intake is the hot path, and building a statement
+# with literal values per call costs more than running it.
+_INSERT_CANDIDATE = insert(store.candidates)
+_INSERT_ORIGIN = insert(store.origins)
 
 
 def new_id() -> str:
@@ -108,17 +112,24 @@ class Proposal:
     created_by: str | None
 
 
+def _by_key(column: Any) -> Any:
+    c = store.candidates.c
+    return select(store.candidates).where(
+        c.namespace == bindparam("ns"), c.kind == bindparam("kind"), column == bindparam("key")
+    )
+
+
+# Two index searches, not `content_key = k OR original_key = k`: with the OR, SQLite searched
+# only the (namespace, kind) prefix and scanned every candidate of that namespace and kind.
+_FIND_EXACT = union_all(
+    _by_key(store.candidates.c.content_key), _by_key(store.candidates.c.original_key)
+)
+
+
 def find_exact(conn: Connection, namespace: str, kind: Kind, key: str) -> dict[str, Any] | None:
     """The equivalent candidate by normalised text, preferring pending ones."""
-    c = store.candidates.c
     rows = conn.execute(
-        select(store.candidates).where(
-            and_(
-                c.namespace == namespace,
-                c.kind == kind.value,
-                or_(c.content_key == key, c.original_key == key),
-            )
-        )
+        _FIND_EXACT, {"ns": namespace, "kind": kind.value, "key": key}
     ).mappings().all()
     if not rows:
         return None
@@ -137,34 +148,36 @@ def seen_turn(conn: Connection, candidate_id: str, origin: OriginInput | None) -
     """Has this exact conversation turn already been counted on this candidate?"""
     if origin is None or origin.conversation_id is None or origin.turn_id is None:
         return False
-    o = store.origins.c
     found = conn.execute(
-        select(o.id).where(
-            and_(
-                o.candidate_id == candidate_id,
-                o.conversation_id == origin.conversation_id,
-                o.turn_id == origin.turn_id,
-            )
-        )
+        _SEEN_TURN,
+        {"cid": candidate_id, "conv": origin.conversation_id, "turn": origin.turn_id},
     ).first()
     return found is not None
+
+
+_SEEN_TURN = select(store.origins.c.id).where(
+    store.origins.c.candidate_id == bindparam("cid"),
+    store.origins.c.conversation_id == bindparam("conv"),
+    store.origins.c.turn_id == bindparam("turn"),
+).limit(1)
 
 
 def add_origin(conn: Connection, candidate_id: str, p: Proposal, now: datetime) -> None:
     origin = p.origin or OriginInput()
     conn.execute(
-        insert(store.origins).values(
-            id=new_id(),
-            candidate_id=candidate_id,
-            turn_ref=origin.turn_ref,
-            source=p.source.value,
-            conversation_id=origin.conversation_id,
-            turn_id=origin.turn_id,
-            excerpt=origin.excerpt,
-            confidence=p.confidence,
-            created_by=p.created_by,
-            created_at=now,
-        )
+        _INSERT_ORIGIN,
+        {
+            "id": new_id(),
+            "candidate_id": candidate_id,
+            "turn_ref": origin.turn_ref,
+            "source": p.source.value,
+            "conversation_id": origin.conversation_id,
+            "turn_id": origin.turn_id,
+            "excerpt": origin.excerpt,
+            "confidence": p.confidence,
+            "created_by": p.created_by,
+            "created_at": now,
+        },
     )
 
 
@@ -189,7 +202,7 @@ def insert_candidate(conn: Connection, p: Proposal, actor: str, now: datetime) -
         "reviewed_by": None,
         "review_reason": None,
     }
-    conn.execute(insert(store.candidates).values(**row))
+    conn.execute(_INSERT_CANDIDATE, row)
     add_origin(conn, row["id"], p, now)
     audit.record(
         conn,

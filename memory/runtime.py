@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from memory import store
@@ -15,6 +15,8 @@ from memory.clock import utcnow
 from memory.policy import AutoApprovePolicy
 
 KNOWN_KEYS = ("auto_approve_policy", "active_persona", "archive_days")
+# Read on every submission (the policy): one prepared statement.
+_GET = select(store.settings_table.c.value).where(store.settings_table.c.key == bindparam("key"))
 
 
 class RuntimeSettings:
@@ -27,9 +29,7 @@ class RuntimeSettings:
         }
 
     def get(self, conn: Connection, key: str) -> Any:
-        row = conn.execute(
-            select(store.settings_table.c.value).where(store.settings_table.c.key == key)
-        ).first()
+        row = conn.execute(_GET, {"key": key}).first()
         return row[0] if row is not None else self._defaults.get(key)
 
     def _get(self, key: str) -> Any:

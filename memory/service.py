@@ -195,7 +195,10 @@ class MemoryService:
 
     def _proposal(self, item: CandidateInput, who: Principal) -> intake.Proposal:
         kind = parse_kind(item.kind)
-        namespace = resolve_namespace(item.namespace, self.runtime.active_persona())
+        # The active persona costs a settings read: only when the namespace is left out.
+        persona = "" if item.namespace and str(item.namespace).strip() else (
+            self.runtime.active_persona())
+        namespace = resolve_namespace(item.namespace, persona)
         who.require_namespace(namespace)
         return intake.Proposal(
             content=intake.clean_content(item.content),
