@@ -165,7 +165,8 @@ def create_app(
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),
         *make_graphql_app(settings).routes,
-        Mount("/mcp", app=mcp.app),
+        Route("/mcp", endpoint=mcp.app),  # the bare path too: the dashboard's "/" mount
+        Mount("/mcp", app=mcp.app),       # would otherwise answer it with 405
     ]
     if DASHBOARD.is_dir():
         routes.append(Mount("/", app=StaticFiles(directory=DASHBOARD, html=True)))

@@ -21,7 +21,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 from starlette.responses import JSONResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.settings import Settings
 from memory.access import Principal
@@ -85,7 +85,7 @@ class McpEndpoint:
                              description=REMEMBER_DESCRIPTION, structured_output=False)
         self.server.add_tool(self._recall, name="recall", title="Recall approved memories",
                              description=RECALL_DESCRIPTION, structured_output=False)
-        self.app = self._asgi
+        self.app: ASGIApp = _Asgi(self._asgi)
 
     def bind(self, runtime: Any) -> None:
         """Attach the running `Runtime` (its `.service`), once the host lifespan built it."""
@@ -191,6 +191,16 @@ class McpEndpoint:
             log.exception("MCP tool failed")
             text, failed = "memvet hit an internal error; the server log has details", True
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
+
+
+class _Asgi:
+    """An ASGI callable that Starlette's `Route` mounts as an app, not as a request handler."""
+
+    def __init__(self, handler: ASGIApp) -> None:
+        self.handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.handler(scope, receive, send)
 
 
 def _bearer(scope: Scope) -> str | None:

@@ -160,11 +160,11 @@ def make_repo(root: Path, name: str, *, marker: str | None = None) -> Path:
 
 
 @contextlib.asynccontextmanager
-async def mcp_session(url: str, token: str | None) -> Any:
+async def mcp_session(url: str, token: str | None, path: str = "/mcp/") -> Any:
     """The MCP SDK's own client over streamable HTTP, with the bearer header."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with httpx2.AsyncClient(headers=headers, timeout=60) as http, \
-            streamable_http_client(f"{url}/mcp/", http_client=http) as (read, write), \
+            streamable_http_client(f"{url}{path}", http_client=http) as (read, write), \
             ClientSession(read, write) as session:
         await session.initialize()
         yield session

@@ -31,6 +31,14 @@ def test_tools_teach_the_kinds_and_namespaces(server: Server) -> None:
     run(body)
 
 
+def test_the_bare_mcp_path_works_too(server: Server) -> None:
+    async def body() -> None:
+        async with mcp_session(server.url, server.tokens["agent"], path="/mcp") as s:
+            assert {t.name for t in (await s.list_tools()).tools} == {"remember", "recall"}
+
+    run(body)
+
+
 def test_remember_makes_a_pending_explicit_candidate(server: Server) -> None:
     async def body() -> None:
         async with mcp_session(server.url, server.tokens["agent"]) as s:
