@@ -28,7 +28,8 @@ def test_sign_in_with_the_form_and_sign_out(page: Any, dashboard_server: Server)
     assert page.locator("#viewer-chip").text_content() == "reviewer · alice"
     page.wait_for_selector("#conn[data-state=live]")
     # the token is kept for this tab only (sessionStorage), not on the device
-    assert page.evaluate("sessionStorage.getItem('memvet.token')") == dashboard_server.tokens["reviewer"]
+    stored = page.evaluate("sessionStorage.getItem('memvet.token')")
+    assert stored == dashboard_server.tokens["reviewer"]
     assert page.evaluate("localStorage.getItem('memvet.token')") is None
 
     page.reload()

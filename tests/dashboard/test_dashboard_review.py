@@ -34,7 +34,8 @@ def test_a_candidate_from_another_client_appears_live(page: Any, dashboard_serve
     meta = new_row.locator(".cand-meta").text_content()
     assert ns in meta and "explicit" in meta and "confidence 0.80" in meta and "seen 1×" in meta
     assert new_row.locator(".badge.kind").text_content() == "fact"
-    page.wait_for_function("() => document.querySelector('#announcer').textContent.includes('New candidate')")
+    page.wait_for_function(
+        "() => document.querySelector('#announcer').textContent.includes('New candidate')")
 
     # the same thing again merges into it, live as well
     dashboard_server.remember(text, "FACT", ns, confidence=0.9)

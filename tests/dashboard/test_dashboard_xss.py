@@ -81,7 +81,8 @@ def test_payloads_in_every_field_render_as_text(page: Any, dashboard_server: Ser
     assert_inert(page)
 
     # in-place edit shows the text in a textarea, not as markup
-    row(page, content).get_by_role("button", name="Edit: The xss-demo build note", exact=False).click()
+    row(page, content).get_by_role(
+        "button", name="Edit: The xss-demo build note", exact=False).click()
     assert page.locator("li.cand.is-editing textarea").input_value() == content
     page.keyboard.press("Escape")
 
@@ -103,7 +104,8 @@ def test_payloads_in_every_field_render_as_text(page: Any, dashboard_server: Ser
     rr = row(page, rejected["content"])
     rr.wait_for()
     page.locator("#detail .history").wait_for()
-    assert rr.locator(".review-line").text_content().startswith(f"rejected by reviewer:rev {SCRIPT}")
+    review_line = rr.locator(".review-line").text_content()
+    assert review_line.startswith(f"rejected by reviewer:rev {SCRIPT}")
     assert rr.locator(".reason").text_content() == f" — Reason: nope {IMG}"
     assert_inert(page)
     screenshot(page, "xss-pending")
