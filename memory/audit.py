@@ -13,7 +13,6 @@ from sqlalchemy.engine import Connection
 from memory import store
 from memory.records import Action, Status, Transition
 
-
 _INSERT = insert(store.transitions)
 
 
