@@ -16,11 +16,11 @@ from core_support import ADMIN, AGENT, REVIEWER, FakeClock, FakeExtractor, dump
 from sqlalchemy.engine import Engine
 
 from memory.errors import MemvetError
-from memory.ports import ExtractedCandidate, Message
+from memory.messages import MAX_MESSAGE_BYTES, MAX_MESSAGES
 from memory.policy import AutoApprovePolicy
+from memory.ports import ExtractedCandidate, Message
 from memory.records import MAX_CONTENT_BYTES, CandidateEdit, CandidateInput, Source
 from memory.service import MemoryService
-from memory.messages import MAX_MESSAGE_BYTES, MAX_MESSAGES
 from memory.turns import TurnSubmission
 
 NS = "workspace:shop"
