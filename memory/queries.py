@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, and_, func, select
+from sqlalchemy import Select, and_, case, func, select
 from sqlalchemy.engine import Connection
 
 from memory import store
@@ -119,6 +119,23 @@ def list_memories(
     )
     count = select(func.count()).select_from(store.memories).where(and_(True, *where))
     return _page(conn, query, count, offset, limit, memory_from_row)
+
+
+BRIEFING_KIND_ORDER = ("decision", "postmortem", "preference", "fact", "pattern", "event")
+
+
+def briefing(conn: Connection, namespaces: Sequence[str], limit: int) -> list[Memory]:
+    """Approved memories most worth knowing first: decisions and postmortems, then the most
+    observed, then the newest."""
+    m = store.memories.c
+    rank = case({k: i for i, k in enumerate(BRIEFING_KIND_ORDER)}, value=m.kind, else_=99)
+    rows = conn.execute(
+        select(store.memories)
+        .where(m.namespace.in_(list(namespaces)))
+        .order_by(rank, m.observations.desc(), m.approved_at.desc(), m.id)
+        .limit(limit)
+    ).mappings()
+    return [memory_from_row(r) for r in rows]
 
 
 def get_memory(conn: Connection, memory_id: str) -> Memory | None:

@@ -603,6 +603,19 @@ class MemoryService:
                                     lexical=h.lexical, fused=h.fused, kind_weight=h.kind_weight))
         return result
 
+    def briefing(self, who: Principal, *, namespaces: Sequence[str],
+                 limit: int = 50) -> list[Memory]:
+        """What an agent should know at session start in these namespaces (those it may read):
+        decisions and postmortems first, then the most observed, then the newest."""
+        who.require(Permission.RECALL)
+        if not 1 <= limit <= MAX_PAGE:
+            raise ValidationError(f"limit must be between 1 and {MAX_PAGE}")
+        spaces = [ns for ns in (str(Namespace.parse(n)) for n in namespaces) if who.sees(ns)]
+        if not spaces:
+            return []
+        with self.engine.connect() as conn:
+            return queries.briefing(conn, spaces, limit)
+
     def related(self, candidate_id: str, who: Principal, limit: int = 5) -> list[RecallHit]:
         """The approved memories closest to a candidate, in its namespace (before approving)."""
         cand = self.get_candidate(candidate_id, who)
