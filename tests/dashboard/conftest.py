@@ -32,12 +32,16 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    """A fresh browser context and page; the test fails if the page throws."""
+    """A fresh browser context and page; the test fails if the page throws or breaks its
+    content security policy."""
     context = browser.new_context(viewport={"width": 1360, "height": 900})
     context.set_default_timeout(15000)
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    # a Content-Security-Policy violation means something tried to run or load inline
+    pg.on("console", lambda msg: errors.append(msg.text)
+          if msg.type == "error" and "Content Security Policy" in msg.text else None)
     try:
         yield pg
     finally:
