@@ -85,8 +85,9 @@ def replay(transitions: Iterable[Transition]) -> dict[str, Replayed]:
             r.fields.update(new_values)
             r.memory_id = t.memory_id
             r.memory_fields = {**r.fields}
-        elif t.action is Action.MEMORY_UPDATED:
+        elif t.action is Action.MEMORY_UPDATED:  # the candidate follows its memory
             r.memory_fields.update(new_values)
+            r.fields.update(new_values)
         elif t.action is Action.MEMORY_DELETED:
             r.memory_id = None
             r.memory_fields = {}

@@ -175,6 +175,8 @@ def edit_candidate(
     _require_status(row, Status.PENDING, "edit")
     values = resolve_edit(row, edit, check_namespace)
     changes = audit.diff({k: row[k] for k in values}, values)
+    if not changes:  # nothing changed: no audit row, and the archive clock keeps running
+        return candidate_from_row(row)
     new = {**values, "content_key": content_key(values["content"]), "touched_at": now}
     conn.execute(update(store.candidates).where(store.candidates.c.id == row["id"]).values(**new))
     if changes:
@@ -200,11 +202,20 @@ def update_memory(
     now: datetime,
     check_namespace: NamespaceCheck,
 ) -> Memory:
-    """Edit an approved memory; the index re-embeds it (and moves it if the namespace moved)."""
+    """Edit an approved memory; the index re-embeds it (and moves it if the namespace moved).
+
+    Its candidate follows, so a later proposal of the new wording reinforces this memory."""
     values = resolve_edit(mem, edit, check_namespace)
     changes = audit.diff({k: mem[k] for k in values}, values)
+    if not changes:
+        return memory_from_row(mem)
     new = {**values, "updated_at": now}
     conn.execute(update(store.memories).where(store.memories.c.id == mem["id"]).values(**new))
+    conn.execute(
+        update(store.candidates)
+        .where(store.candidates.c.id == mem["candidate_id"])
+        .values(**values, content_key=content_key(values["content"]))
+    )
     if changes:
         audit.record(
             conn,

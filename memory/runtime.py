@@ -5,6 +5,7 @@ They live in the database so every worker sees the same values.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, insert, select, update
@@ -36,10 +37,11 @@ class RuntimeSettings:
         with self._engine.connect() as conn:
             return self.get(conn, key)
 
-    def set(self, conn: Connection, key: str, value: Any, actor: str | None) -> None:
+    def set(self, conn: Connection, key: str, value: Any, actor: str | None,
+            now: datetime | None = None) -> None:
         t = store.settings_table
         exists = conn.execute(select(t.c.key).where(t.c.key == key)).first() is not None
-        values = {"value": value, "updated_at": utcnow(), "updated_by": actor}
+        values = {"value": value, "updated_at": now or utcnow(), "updated_by": actor}
         if exists:
             conn.execute(update(t).where(t.c.key == key).values(**values))
         else:

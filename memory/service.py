@@ -18,12 +18,13 @@ from datetime import timedelta
 
 from sqlalchemy import insert, select, text, update
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
 
 from memory import intake, queries, review, store, transfer
 from memory import tokens as token_store
 from memory.access import Permission, Principal, Role
 from memory.clock import Clock, isoformat, utcnow
-from memory.errors import Forbidden, NotFound, ValidationError
+from memory.errors import MemvetError, NotFound, ValidationError
 from memory.kinds import DEFAULT_KIND_WEIGHTS, Kind, parse_kind
 from memory.namespaces import Namespace, resolve_namespace, validate_slug
 from memory.policy import POLICY_ACTOR, AutoApprovePolicy
@@ -276,16 +277,28 @@ class MemoryService:
                                   duplicate=True)
         extractor = self.extractor
         background = bool(extractor is not None and getattr(extractor, "background", False))
+        if background:
+            self._reserve_backlog()
         turn_ref = intake.new_id()
-        with self._write() as tx:
-            tx.conn.execute(insert(store.turns).values(
-                id=turn_ref, conversation_id=sub.conversation_id, turn_id=sub.turn_id,
-                trigger=sub.trigger, workspace=workspace, persona=persona,
-                messages=[{"role": m.role, "content": m.content} for m in sub.messages],
-                extractor=getattr(extractor, "name", None),
-                status="queued" if background else "done",
-                created_by=who.id, created_at=self.clock(),
-            ))
+        try:
+            with self._write() as tx:
+                tx.conn.execute(insert(store.turns).values(
+                    id=turn_ref, conversation_id=sub.conversation_id, turn_id=sub.turn_id,
+                    trigger=sub.trigger, workspace=workspace, persona=persona,
+                    messages=[{"role": m.role, "content": m.content} for m in sub.messages],
+                    extractor=getattr(extractor, "name", None),
+                    status="queued" if background else "done",
+                    created_by=who.id, created_at=self.clock(),
+                ))
+        except IntegrityError:
+            # The same turn arrived twice at once and the other one won: it counts once.
+            if background:
+                self._release_backlog()
+            return self.submit_turn(sub, who)
+        except BaseException:
+            if background:
+                self._release_backlog()
+            raise
         context = ExtractionContext(workspace=workspace, persona=persona, trigger=sub.trigger)
         if background and extractor is not None:
             self._queue_extraction(extractor, sub, context, turn_ref, who)
@@ -298,13 +311,19 @@ class MemoryService:
         assert turn is not None
         return TurnResult(turn, results, queued=background, duplicate=False)
 
-    def _queue_extraction(self, extractor: Extractor, sub: TurnSubmission,
-                          context: ExtractionContext, turn_ref: str, who: Principal) -> None:
+    def _reserve_backlog(self) -> None:
         with self._backlog_lock:
             if self._backlog >= self._backlog_limit:
-                self._set_turn_status(turn_ref, "failed")
                 raise ValidationError("the extraction backlog is full; try again later")
             self._backlog += 1
+
+    def _release_backlog(self) -> None:
+        with self._backlog_lock:
+            self._backlog -= 1
+
+    def _queue_extraction(self, extractor: Extractor, sub: TurnSubmission,
+                          context: ExtractionContext, turn_ref: str, who: Principal) -> None:
+        """Run a slow extractor off the caller's path; its backlog slot is already held."""
 
         def run() -> None:
             status = "done"
@@ -315,8 +334,7 @@ class MemoryService:
                 status = "failed"
                 log.exception("background extraction of turn %s failed", turn_ref)
             finally:
-                with self._backlog_lock:
-                    self._backlog -= 1
+                self._release_backlog()
                 self._set_turn_status(turn_ref, status)
 
         self._extraction_pool.submit(run)
@@ -337,10 +355,7 @@ class MemoryService:
                     source=source, confidence=item.confidence,
                     origin=OriginInput(sub.conversation_id, sub.turn_id, item.excerpt, turn_ref),
                 ), who)
-            except (ValidationError, Forbidden) as exc:
-                log.info("dropped an extracted candidate: %s", exc)
-                continue
-            except Exception as exc:  # InvalidKind/InvalidNamespace are MemvetErrors too
+            except MemvetError as exc:  # a ghost kind, a bad namespace, a foreign scope
                 log.info("dropped an extracted candidate: %s", exc)
                 continue
             with self._write() as tx:
@@ -645,7 +660,8 @@ class MemoryService:
         """Change the auto-approve policy; pending candidates that now qualify are promoted."""
         who.require(Permission.ADMIN)
         with self._write() as tx:
-            self.runtime.set(tx.conn, "auto_approve_policy", policy.to_json(), who.actor)
+            self.runtime.set(tx.conn, "auto_approve_policy", policy.to_json(), who.actor,
+                             self.clock())
             self._event(tx, "policy_changed", "", who.actor, enabled=policy.enabled)
         if policy.enabled:
             self._promote_qualifying()
@@ -673,7 +689,7 @@ class MemoryService:
         who.require(Permission.ADMIN)
         name = validate_slug(str(name).strip(), what="persona name")
         with self._write() as tx:
-            self.runtime.set(tx.conn, "active_persona", name, who.actor)
+            self.runtime.set(tx.conn, "active_persona", name, who.actor, self.clock())
         return name
 
     def archive_days(self, who: Principal) -> int:
@@ -685,7 +701,7 @@ class MemoryService:
         if not isinstance(days, int) or not 1 <= days <= 3650:
             raise ValidationError("the archive window must be between 1 and 3650 days")
         with self._write() as tx:
-            self.runtime.set(tx.conn, "archive_days", days, who.actor)
+            self.runtime.set(tx.conn, "archive_days", days, who.actor, self.clock())
         return days
 
     # ------------------------------------------------------------------ tokens
