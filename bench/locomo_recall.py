@@ -82,7 +82,7 @@ def rankers(
         return [h.memory_id for h in index.search(q.question, [q.namespace], limit=k)]
 
     return {
-        "dense only (MiniLM, HNSW)": dense,
+        "dense only (MiniLM, cosine)": dense,
         "lexical only (BM25)": lexical,
         "RRF (dense + BM25, k=60)": rrf,
         "shipped (convex fusion, max-scaled)": shipped,

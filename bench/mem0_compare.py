@@ -83,7 +83,9 @@ def _mem0_ids(result: Any) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> None:
     """Load both systems, run the queries interleaved, print and write the comparison."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--conversations", type=int, default=0, help="only the first N")
+    parser.add_argument(
+        "--conversations", type=int, default=3, help="the first N (0: all); 3 is ~1.7k turns"
+    )
     parser.add_argument("--queries", type=int, default=0, help="only the first N queries")
     args = parser.parse_args(argv)
     logging.getLogger("mem0").setLevel(logging.ERROR)
@@ -168,7 +170,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             "mem0ai 2.2.1: Memory.search with its Chroma store and HuggingFace embedder "
             "(sentence-transformers/torch) on the same packaged model. The ratio row gives "
             "mem0 / memvet for latency (how many times faster memvet is) and memvet / mem0 "
-            "for recall@5. Build = adding the corpus (memvet's vectors were cached).",
+            "for recall@5. Build = adding the corpus (memvet's vectors were cached). "
+            f"Load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
             table(
                 ["system", "search p50 ms", "search p95 ms", "recall@5", "build"], [*rows, ratio]
             ),
