@@ -13,6 +13,7 @@ operations) get 4xx with the same JSON shape and code BAD_REQUEST.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 from cross_web import HTTPException
@@ -23,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
+from strawberry.extensions import SchemaExtension
 
 from graph.context import Context, authenticate
 from graph.limits import Limits
@@ -33,6 +35,20 @@ PATH = "/graphql"
 
 class _Unauthenticated(Exception):
     pass
+
+
+class Reauthenticate(SchemaExtension):
+    """Check a WebSocket's token again before each operation on it.
+
+    A socket is authenticated once, at connection_init; without this a token revoked while
+    the socket stays open would keep working for queries and mutations sent over it.
+    """
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        context = self.execution_context.context
+        if isinstance(context, Context) and isinstance(context.request, WebSocket):
+            context.principal = await authenticate(context.service, context.credential)
+        yield
 
 
 def _error_response(status: int, message: str, code: str,
@@ -62,8 +78,10 @@ class MemvetGraphQL(GraphQL[Context, None]):
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         runtime = request.state.runtime
-        principal = await authenticate(runtime.service, request.headers.get("authorization"))
-        return Context(runtime=runtime, principal=principal, request=request, response=response)
+        header = request.headers.get("authorization")
+        principal = await authenticate(runtime.service, header)
+        return Context(runtime=runtime, principal=principal, request=request, response=response,
+                       credential=header if principal is not None else None)
 
     async def execute_operation(self, *args: Any, **kwargs: Any) -> Any:
         context: Context = kwargs["context"] if "context" in kwargs else args[3]
@@ -76,6 +94,7 @@ class MemvetGraphQL(GraphQL[Context, None]):
         header = params.get("Authorization", params.get("authorization"))
         if header is not None:
             context.principal = await authenticate(context.service, header)
+            context.credential = header if context.principal is not None else None
         if context.principal is None:
             raise ConnectionRejectionError(
                 {"code": "UNAUTHENTICATED", "message": "a valid bearer token is required"})
@@ -86,7 +105,7 @@ class GraphQLApp:
     """What api.app mounts: the view and its routes at /graphql (HTTP and WebSocket)."""
 
     def __init__(self, settings: object) -> None:
-        self.schema = build_schema(Limits.from_settings(settings))
+        self.schema = build_schema(Limits.from_settings(settings), extra=[Reauthenticate])
         graphiql = bool(getattr(settings, "graphiql", True))
         self.view = MemvetGraphQL(
             self.schema,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
@@ -39,7 +39,7 @@ class Context:
     request: Any = None
     response: Any = None
     connection_params: dict[str, Any] | None = None
-    cache: dict[Any, Any] = field(default_factory=dict)
+    credential: str | None = None  # the Authorization value, to re-check long-lived sockets
 
     @property
     def service(self) -> MemoryService:

@@ -41,13 +41,16 @@ class MemvetSchema(strawberry.Schema):
             add_code(error)
 
 
-def build_schema(limits: Limits | None = None) -> strawberry.Schema:
-    """The whole schema with its limits, error masking and error codes."""
+def build_schema(limits: Limits | None = None, *, extra: list[Any] | None = None,
+                 ) -> strawberry.Schema:
+    """The whole schema with its limits, error masking and error codes (plus `extra`
+    extensions, such as the app's per-operation re-authentication of WebSockets)."""
     limits = limits or Limits()
     extensions: list[Any] = [
         ErrorCodes,  # listed first so it sees errors after MaskErrors rewrote them
         lambda: MaskErrors(should_mask_error=should_mask, error_message=UNEXPECTED),
         *limit_extensions(limits),
+        *(extra or []),
     ]
     return MemvetSchema(
         query=Query,

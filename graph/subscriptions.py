@@ -7,6 +7,8 @@ carries is loaded fresh, with the subscriber's own rights, when the client selec
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncGenerator
 from datetime import datetime
 from typing import Annotated, Any
@@ -14,12 +16,12 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 
-from graph.context import Context, run
+from graph.context import Context, authenticate, run
 from graph.enums import MemoryKind, ReviewAction
 from graph.errors import graphql_error
 from graph.permissions import CanReview
 from graph.types import Candidate, Memory
-from memory.errors import MemvetError
+from memory.errors import MemvetError, Unauthenticated
 from memory.namespaces import Namespace
 from memory.ports import ReviewEvent as CoreEvent
 
@@ -92,6 +94,16 @@ class ReviewEvent:
 
 
 _KNOWN_ACTIONS = {a.value for a in ReviewAction}
+# A subscription outlives the request that authenticated it: its token is checked again this
+# often, so a revoked token stops receiving events within this many seconds.
+RECHECK_S = 30.0
+
+
+async def _recheck(c: Context) -> None:
+    principal = await authenticate(c.service, c.credential)
+    if principal is None:
+        raise graphql_error(Unauthenticated("the token was revoked; reconnect with a valid one"))
+    c.principal = principal
 
 
 @strawberry.type
@@ -115,9 +127,18 @@ class ReviewSubscription:
                 who.require_namespace(wanted)
             except MemvetError as exc:
                 raise graphql_error(exc) from exc
+        checked = time.monotonic()
         async with c.runtime.bus.subscribe() as queue:
             while True:
-                event: CoreEvent = await queue.get()
+                try:
+                    event: CoreEvent = await asyncio.wait_for(queue.get(), RECHECK_S)
+                except TimeoutError:
+                    event = None  # type: ignore[assignment]  # just time to re-check
+                if time.monotonic() - checked >= RECHECK_S:
+                    await _recheck(c)
+                    checked = time.monotonic()
+                if event is None:
+                    continue
                 if event.action not in _KNOWN_ACTIONS or not who.sees(event.namespace):
                     continue
                 if wanted is not None and event.namespace != wanted:

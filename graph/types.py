@@ -21,13 +21,16 @@ from memory.errors import MemvetError
 from memory.service import MAX_RECALL_LIMIT
 
 
-async def _origins(info: Info[Context, Any], candidate_id: str) -> list[records.Origin]:
-    """Origins of a candidate, fetched once per request even if several fields need them."""
-    c = info.context
-    key = ("origins", candidate_id)
-    if key not in c.cache:
-        c.cache[key] = await call(c.service.origins, candidate_id, c.who)
-    found: list[records.Origin] = c.cache[key]
+async def _origins(info: Info[Context, Any], candidate: Candidate) -> list[records.Origin]:
+    """Origins of a candidate, fetched once even if `origin` and `origins` are both selected.
+
+    Kept on the Candidate object (built per response), not in the context, which lives as
+    long as a WebSocket connection and would serve stale origins to later events."""
+    found: list[records.Origin] | None = getattr(candidate, "_origins_loaded", None)
+    if found is None:
+        c = info.context
+        found = await call(c.service.origins, str(candidate.id), c.who)
+        candidate._origins_loaded = found  # type: ignore[attr-defined]  # per-object memo
     return found
 
 
@@ -210,12 +213,12 @@ class Candidate:
 
     @strawberry.field(description="Where it was first observed (its oldest origin).")
     async def origin(self, info: Info[Context, Any]) -> Origin | None:
-        found = await _origins(info, str(self.id))
+        found = await _origins(info, self)
         return Origin.of(found[0]) if found else None
 
     @strawberry.field(description="Every observation merged into it, oldest first.")
     async def origins(self, info: Info[Context, Any]) -> list[Origin]:
-        return [Origin.of(o) for o in await _origins(info, str(self.id))]
+        return [Origin.of(o) for o in await _origins(info, self)]
 
     @strawberry.field(description="Its audit trail, oldest first.")
     async def transitions(self, info: Info[Context, Any]) -> list[Transition]:

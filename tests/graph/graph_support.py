@@ -209,7 +209,7 @@ EVENTS = """
 subscription Events($namespace: String) {
   reviewEvents(namespace: $namespace) {
     action namespace actor at candidateId memoryId outcome
-    candidate { id content status kind namespace observations }
+    candidate { id content status kind namespace observations origins { source } }
     memory { id content namespace }
     deletedMemory { id content kind namespace supersededBy }
   }

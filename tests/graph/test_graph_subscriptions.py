@@ -94,6 +94,8 @@ def test_every_transition_arrives_with_what_it_changed(server: Server) -> None:
             ev = await ws.next_in(space)
             assert ev["action"] == "MERGED" and ev["outcome"] == "merged"
             assert ev["candidate"]["observations"] == 2
+            # Loaded fresh for each event, not remembered from the CREATED one.
+            assert len(ev["candidate"]["origins"]) == 2
 
             await _do(server, 'mutation($id: ID!) { editCandidate(id: $id, edit: {content: '
                               '"Events: we use pnpm, never npm"}) { __typename } }', {"id": cid})
@@ -286,3 +288,33 @@ def test_unexpected_errors_are_masked_and_logged(server: Server,
     logged = [r for r in caplog.records if r.exc_info and "secret-internal-detail" in str(
         r.exc_info[1])]
     assert logged, "the unexpected error was not logged with its traceback"
+
+
+def test_a_revoked_token_stops_working_on_an_open_socket(
+        server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("graph.subscriptions.RECHECK_S", 0.3)
+    made = server.ok('mutation { createToken(role: REVIEWER, name: "short-lived") { '
+                     '... on CreatedToken { token info { id } } } }')["createToken"]
+
+    async def scenario() -> None:
+        async with ws_client(server, made["token"]) as ws:
+            events = await ws.subscribe(EVENTS)
+            await wait_subscribed(server, ws)
+            op = await ws.subscribe("{ viewer { name } }")
+            answer = await ws.message_for(op)
+            assert answer["payload"]["data"]["viewer"]["name"] == "short-lived"
+            await _do(server, 'mutation($id: ID!) { revokeToken(id: $id) { __typename } }',
+                      {"id": made["info"]["id"]}, as_="admin")
+            op = await ws.subscribe("{ viewer { name } }")
+            assert _error_codes(await ws.message_for(op)) == ["UNAUTHENTICATED"]
+            op = await ws.subscribe('mutation { remember(content: "x", kind: FACT) '
+                                    '{ __typename } }')
+            assert _error_codes(await ws.message_for(op)) == ["UNAUTHENTICATED"]
+            # The live subscription notices within the re-check interval and ends.
+            while True:
+                message = await ws.message_for(events, timeout=5)
+                if message["type"] != "next" or "errors" in message["payload"]:
+                    break
+            assert _error_codes(message) == ["UNAUTHENTICATED"]
+
+    asyncio.run(scenario())
