@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = set(args.only.split(",")) if args.only else None
     RESULTS.mkdir(parents=True, exist_ok=True)
     failures = []
-    for module, title, quick_args in BENCHES:
+    for module, _title, quick_args in BENCHES:
         if wanted and module not in wanted:
             continue
         if not (ROOT / "bench" / f"{module}.py").exists():

@@ -183,8 +183,9 @@ def add_origin(conn: Connection, candidate_id: str, p: Proposal, now: datetime) 
 
 def insert_candidate(conn: Connection, p: Proposal, actor: str, now: datetime) -> Candidate:
     key = content_key(p.content)
-    row = {
-        "id": new_id(),
+    candidate_id = new_id()
+    row: dict[str, Any] = {
+        "id": candidate_id,
         "content": p.content,
         "kind": p.kind.value,
         "namespace": p.namespace,
@@ -203,10 +204,10 @@ def insert_candidate(conn: Connection, p: Proposal, actor: str, now: datetime) -
         "review_reason": None,
     }
     conn.execute(_INSERT_CANDIDATE, row)
-    add_origin(conn, row["id"], p, now)
+    add_origin(conn, candidate_id, p, now)
     audit.record(
         conn,
-        candidate_id=row["id"],
+        candidate_id=candidate_id,
         action=Action.CREATED,
         from_status=None,
         to_status=Status.PENDING,

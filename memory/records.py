@@ -196,7 +196,7 @@ class RecallHit:
     kind_weight: float
 
 
-def candidate_from_row(row: Mapping[str, Any]) -> Candidate:
+def candidate_from_row(row: Mapping[Any, Any]) -> Candidate:
     return Candidate(
         id=row["id"],
         content=row["content"],
@@ -216,7 +216,7 @@ def candidate_from_row(row: Mapping[str, Any]) -> Candidate:
     )
 
 
-def memory_from_row(row: Mapping[str, Any]) -> Memory:
+def memory_from_row(row: Mapping[Any, Any]) -> Memory:
     return Memory(
         id=row["id"],
         candidate_id=row["candidate_id"],
@@ -230,7 +230,7 @@ def memory_from_row(row: Mapping[str, Any]) -> Memory:
     )
 
 
-def origin_from_row(row: Mapping[str, Any]) -> Origin:
+def origin_from_row(row: Mapping[Any, Any]) -> Origin:
     return Origin(
         id=row["id"],
         candidate_id=row["candidate_id"],
@@ -245,7 +245,7 @@ def origin_from_row(row: Mapping[str, Any]) -> Origin:
     )
 
 
-def transition_from_row(row: Mapping[str, Any]) -> Transition:
+def transition_from_row(row: Mapping[Any, Any]) -> Transition:
     return Transition(
         id=int(row["id"]),
         candidate_id=row["candidate_id"],
@@ -260,7 +260,7 @@ def transition_from_row(row: Mapping[str, Any]) -> Transition:
     )
 
 
-def turn_from_row(row: Mapping[str, Any]) -> Turn:
+def turn_from_row(row: Mapping[Any, Any]) -> Turn:
     return Turn(
         id=row["id"],
         conversation_id=row["conversation_id"],

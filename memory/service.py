@@ -52,6 +52,7 @@ from memory.records import (
     SubmitResult,
     Transition,
     Turn,
+    candidate_from_row,
 )
 from memory.runtime import RuntimeSettings
 from memory.sync import IndexSync, ReconcileReport
@@ -230,8 +231,7 @@ class MemoryService:
             self._event(tx, "created", cand.namespace, who.actor, candidate_id=cand.id)
             outcome = Outcome.CREATED
         elif intake.seen_turn(conn, existing["id"], p.origin):
-            return SubmitResult(queries.get_candidate(conn, existing["id"]) or
-                                intake.candidate_from_row(existing), Outcome.DUPLICATE)
+            return SubmitResult(candidate_from_row(existing), Outcome.DUPLICATE)
         else:
             cand, outcome, memory_id = intake.observe(conn, existing, p, who.actor, now)
             if outcome is Outcome.REVIVED:
@@ -271,9 +271,9 @@ class MemoryService:
         with self.engine.connect() as conn:
             found = queries.find_turn(conn, sub.conversation_id, sub.turn_id, sub.trigger)
             if found is not None:
-                results = [SubmitResult(c, Outcome.DUPLICATE)
-                           for c in queries.candidates_of_turn(conn, found.id)]
-                return TurnResult(found, results, queued=found.status == "queued",
+                same = [SubmitResult(c, Outcome.DUPLICATE)
+                        for c in queries.candidates_of_turn(conn, found.id)]
+                return TurnResult(found, same, queued=found.status == "queued",
                                   duplicate=True)
         extractor = self.extractor
         background = bool(extractor is not None and getattr(extractor, "background", False))

@@ -143,7 +143,7 @@ def _parse(lines: Iterable[str]) -> tuple[_Parsed, list[tuple[int, str]]]:
                     "observations": int(data.get("observations", 1)),
                     "approved_by": str(data.get("approved_by") or IMPORT_ACTOR)[:128],
                 }
-                if item["observations"] < 1:
+                if int(item["observations"]) < 1:
                     raise ValidationError("observations must be at least 1")
                 parsed.minimal.append((number, item))
                 continue

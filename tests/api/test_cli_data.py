@@ -29,9 +29,9 @@ def seed(data_dir: Path) -> None:
     from api.settings import Settings
     from api.wiring import build_runtime
     from memory.access import Principal
+    from memory.ports import Message
     from memory.records import CandidateEdit, CandidateInput, OriginInput, Source
     from memory.turns import TurnSubmission
-    from memory.ports import Message
 
     rt = build_runtime(Settings(data_dir=data_dir, embedder="fake"), with_index=False, lock=False)
     s, who = rt.service, Principal.system()
