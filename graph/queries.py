@@ -157,6 +157,25 @@ class RecallQuery:
             kinds=[k.core() for k in kinds] if kinds else None, limit=limit)
         return [RecallHit.of(h) for h in hits]
 
+    @strawberry.field(description="What an agent should know at session start: the approved "
+                                  "memories of `workspace:<workspace>` and `persona:<persona>` "
+                                  "(the active persona when omitted), decisions and "
+                                  "postmortems first, then the most observed, then the newest. "
+                                  "Namespaces the token may not read are left out.")
+    async def briefing(
+        self, info: Info[Context, Any],
+        workspace: Annotated[str | None, strawberry.argument(
+            description="The workspace name (without the `workspace:` prefix).")] = None,
+        persona: Annotated[str | None, strawberry.argument(
+            description="The persona name; defaults to the active persona.")] = None,
+        limit: Annotated[int, strawberry.argument(
+            description=f"How many memories (1–{MAX_FIRST}).")] = 100,
+    ) -> list[Memory]:
+        c = info.context
+        found = await call(c.service.briefing, c.who, workspace=workspace, persona=persona,
+                           limit=limit)
+        return [Memory.of(m) for m in found]
+
     @strawberry.field(description="The approved memories closest to a candidate, in its "
                                   "namespace (check before approving).")
     async def related(

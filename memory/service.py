@@ -618,14 +618,18 @@ class MemoryService:
                                     lexical=h.lexical, fused=h.fused, kind_weight=h.kind_weight))
         return result
 
-    def briefing(self, who: Principal, *, namespaces: Sequence[str],
-                 limit: int = 50) -> list[Memory]:
-        """What an agent should know at session start in these namespaces (those it may read):
+    def briefing(self, who: Principal, *, workspace: str | None = None,
+                 persona: str | None = None, limit: int = 100) -> list[Memory]:
+        """What an agent should know at session start in `workspace:<workspace>` and
+        `persona:<persona>` (default: the active persona), as far as it may read them:
         decisions and postmortems first, then the most observed, then the newest."""
         who.require(Permission.RECALL)
         if not 1 <= limit <= MAX_PAGE:
             raise ValidationError(f"limit must be between 1 and {MAX_PAGE}")
-        spaces = [ns for ns in (str(Namespace.parse(n)) for n in namespaces) if who.sees(ns)]
+        wanted = [str(Namespace.persona(persona or self.runtime.active_persona()))]
+        if workspace:
+            wanted.insert(0, str(Namespace.workspace(workspace)))
+        spaces = [ns for ns in wanted if who.sees(ns)]
         if not spaces:
             return []
         with self.engine.connect() as conn:

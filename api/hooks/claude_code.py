@@ -37,18 +37,13 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("pattern", "Patterns and conventions"),
     ("event", "Events"),
 )
-# Agents may only recall (listing is for reviewers), so the briefing is a few broad recalls:
-# per namespace one over every kind, and for the workspace one more over decisions and
-# postmortems so that those always make it in. Few recalls keep the server's share small.
-BROAD_QUERY = ("decisions, conventions, facts, preferences and lessons learned about this "
-               "project and how to work on it")
-WEIGHTY_QUERY = "decisions we made and why; what went wrong and what to do differently"
-RECALLS: dict[str, tuple[tuple[str, str, str | None, int], ...]] = {
-    # scope: (alias, query, kinds, limit)
-    "workspace": (("weighty", WEIGHTY_QUERY, "[DECISION, POSTMORTEM]", 50),
-                  ("all", BROAD_QUERY, None, 60)),
-    "persona": (("all", BROAD_QUERY, None, 40),),
-}
+BRIEFING_LIMIT = 200  # more than fits in 10,000 characters of short statements
+BRIEFING_QUERY = (
+    "query Briefing($workspace: String, $persona: String, $limit: Int!) {\n"
+    "  activePersona\n"
+    "  briefing(workspace: $workspace, persona: $persona, limit: $limit) "
+    "{ id content kind namespace }\n}"
+)
 
 
 class HookError(Exception):
@@ -103,52 +98,30 @@ def session_start(payload: dict[str, Any], client: Client, remaining: Deadline
                   ) -> dict[str, Any] | None:
     workspace = find_workspace(payload.get("cwd") or os.getcwd())
     who = persona()
-    spaces: dict[str, str] = {}
-    if workspace:
-        spaces["workspace"] = f"workspace:{workspace}"
-    if who:
-        spaces["persona"] = f"persona:{who}"
-    data = client.execute(briefing_query(spaces, with_persona=who is None),
+    data = client.execute(BRIEFING_QUERY, {"workspace": workspace, "persona": who,
+                                           "limit": BRIEFING_LIMIT},
                           timeout=remaining(), partial=True)
     if who is None and isinstance(data.get("activePersona"), str):
         who = data["activePersona"]
-        more = client.execute(briefing_query({"persona": f"persona:{who}"}, with_persona=False),
-                              timeout=remaining(), partial=True)
-        data = {**data, **more}
-    text = briefing(data, workspace, who)
+    text = briefing(data.get("briefing") or [], workspace, who)
     if text is None:
         return None
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
-def briefing_query(spaces: dict[str, str], *, with_persona: bool) -> str:
-    """One request: the briefing's recalls as aliased fields, and the active persona."""
-    fields = ["activePersona"] if with_persona else []
-    for scope, namespace in spaces.items():
-        for alias, query, kinds, limit in RECALLS[scope]:
-            kind_arg = f", kinds: {kinds}" if kinds else ""
-            fields.append(
-                f"{scope}_{alias}: recall(query: {json.dumps(query)}, "
-                f"namespaces: [{json.dumps(namespace)}]{kind_arg}, limit: {limit}) "
-                "{ memory { id content kind namespace } }")
-    return "query Briefing {\n  " + "\n  ".join(fields or ["__typename"]) + "\n}"
-
-
-def briefing(data: dict[str, Any], workspace: str | None, who: str | None) -> str | None:
+def briefing(memories: list[dict[str, Any]], workspace: str | None, who: str | None
+             ) -> str | None:
     """The approved memories as plain statements, grouped by kind, at most 10,000 chars."""
     seen: set[str] = set()
     groups: dict[str, list[str]] = {kind: [] for kind, _heading in SECTIONS}
-    for scope in ("workspace", "persona"):
-        for alias, _query, _kinds, _limit in RECALLS[scope]:
-            for hit in data.get(f"{scope}_{alias}") or []:
-                memory = (hit or {}).get("memory") or {}
-                mid, content = memory.get("id"), memory.get("content")
-                kind = str(memory.get("kind") or "").lower()
-                if (not isinstance(content, str) or not content.strip() or mid in seen
-                        or kind not in groups):
-                    continue
-                seen.add(str(mid))
-                groups[kind].append(" ".join(content.split()))
+    for memory in memories:
+        mid, content = (memory or {}).get("id"), (memory or {}).get("content")
+        kind = str((memory or {}).get("kind") or "").lower()
+        if (not isinstance(content, str) or not content.strip() or mid in seen
+                or kind not in groups):
+            continue
+        seen.add(str(mid))
+        groups[kind].append(" ".join(content.split()))
     if not seen:
         return None
     where = [f"workspace '{workspace}'" if workspace else None, f"persona '{who}'" if who else None]

@@ -100,24 +100,23 @@ def test_slugify() -> None:
 
 
 def _hits(kind: str, n: int, size: int = 40) -> list[dict[str, object]]:
-    return [{"memory": {"id": f"{kind}{i}", "kind": kind.upper(), "namespace": "workspace:w",
-                        "content": f"{kind} {i} " + "z" * size}} for i in range(n)]
+    return [{"id": f"{kind}{i}", "kind": kind.upper(), "namespace": "workspace:w",
+             "content": f"{kind} {i} " + "z" * size} for i in range(n)]
 
 
 def test_briefing_puts_decisions_and_postmortems_first_and_caps_the_size() -> None:
-    data = {"workspace_all": _hits("fact", 30) + _hits("event", 5),
-            "workspace_weighty": _hits("postmortem", 3) + _hits("decision", 3),
-            "persona_all": _hits("preference", 4)}
+    data = (_hits("fact", 30) + _hits("event", 5) + _hits("postmortem", 3)
+            + _hits("decision", 3) + _hits("preference", 4))
     text = claude_code.briefing(data, "w", "me")
     assert text is not None
     order = [text.index(h) for h in ("Decisions:", "Postmortems", "preferences:", "Facts:",
                                      "Events:")]
     assert order == sorted(order)
-    big = {"workspace_all": _hits("fact", 400, size=200)}
+    big = _hits("fact", 400, size=200)
     capped = claude_code.briefing(big, "w", None)
     assert capped is not None and len(capped) <= claude_code.MAX_CONTEXT_CHARS
     assert capped.endswith("use the memvet `recall` tool.)")
-    assert claude_code.briefing({"workspace_all": []}, "w", "me") is None
+    assert claude_code.briefing([], "w", "me") is None
 
 
 def test_bad_payload_exits_zero_and_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch

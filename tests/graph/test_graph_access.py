@@ -88,6 +88,7 @@ OPERATIONS: list[tuple[str, set[str], Op]] = [
     ("related", ALL, q("query($id: ID!) { related(candidateId: $id) { score } }",
                        lambda s, r: {"id": _pending(s, as_=r)})),
     ("recall", ALL, q('{ recall(query: "pnpm") { score } }')),
+    ("briefing", ALL, q('{ briefing(workspace: "shop-api") { id } }')),
     ("activePersona", ALL, q("{ activePersona }")),
     ("namespaces", ALL, q("{ namespaces }")),
     ("memory", REVIEW, q("query($id: ID!) { memory(id: $id) { id } }",
