@@ -131,9 +131,8 @@ def create_app(
     lock: bool = True,
 ) -> Starlette:
     """The whole server for `settings`. Pass `embedder`/`index` to swap adapters in tests."""
-    from graph.app import make_graphql_app
-
     from api.mcp_server import McpEndpoint
+    from graph.app import make_graphql_app
 
     mcp = McpEndpoint(settings)
 
