@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (  # noqa: E402
@@ -25,6 +27,7 @@ from bench.common import (  # noqa: E402
     Query,
     load_locomo,
     mean,
+    percentile,
     table,
     write_result,
 )
@@ -32,6 +35,7 @@ from embeddings.chroma import make_chroma_client  # noqa: E402
 from embeddings.fusion import rrf_fusion  # noqa: E402
 from embeddings.index import ChromaMemoryIndex, RankingSettings  # noqa: E402
 from embeddings.lexical import BM25Index, tokenize  # noqa: E402
+from embeddings.model import SentenceTransformerEmbedder  # noqa: E402
 from embeddings.onnx import OnnxEmbedder  # noqa: E402
 from memory.kinds import Kind  # noqa: E402
 from memory.ports import IndexedMemory  # noqa: E402
@@ -89,6 +93,62 @@ def rankers(
     }
 
 
+class _QueryOnly:
+    """Bench-only: int8 query vectors searched against fp32 corpus vectors (mixed spaces)."""
+
+    def __init__(self, fp32: OnnxEmbedder, int8: OnnxEmbedder) -> None:
+        self.model_id, self.dimension, self._int8 = fp32.model_id, fp32.dimension, int8
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._int8.embed(texts)
+
+
+def embedder_variants(data: Locomo, tmp: Path, fp32_cached: CachedEmbedder) -> list[list[object]]:
+    """Query latency, agreement with torch and LoCoMo recall@5 for each query embedder."""
+    torch_e = SentenceTransformerEmbedder()
+    fp32 = OnnxEmbedder(cache_dir=CACHE / "onnx")
+    int8 = OnnxEmbedder(cache_dir=CACHE / "onnx", quantize=True)
+    int8_cached = CachedEmbedder(int8, "minilm-int8")
+    questions = [q.question for q in data.queries]
+    reference = np.asarray(torch_e.embed(questions[:300]), dtype=np.float32)
+    variants: list[tuple[str, object, object]] = [
+        ("sentence-transformers (torch)", torch_e, fp32_cached),
+        ("ONNX fp32 (shipped)", fp32, fp32_cached),
+        ("ONNX int8, corpus and queries", int8, int8_cached),
+        ("ONNX int8 queries, fp32 corpus", _QueryOnly(fp32, int8), fp32_cached),
+    ]
+    rows: list[list[object]] = []
+    for name, query_embedder, corpus_embedder in variants:
+        times = []
+        for q in questions[:200]:
+            t = time.perf_counter()
+            query_embedder.embed([q])  # type: ignore[attr-defined]
+            times.append((time.perf_counter() - t) * 1000)
+        vecs = np.asarray(query_embedder.embed(questions[:300]), dtype=np.float32)  # type: ignore[attr-defined]
+        agreement = float((vecs * reference).sum(axis=1).mean())
+        path = tmp / f"variant-{len(rows)}"
+        build_index(data, corpus_embedder, path).close()
+        if isinstance(corpus_embedder, CachedEmbedder):
+            corpus_embedder.save()
+        index = ChromaMemoryIndex(make_chroma_client(path=path), query_embedder)  # type: ignore[arg-type]
+        dense = ChromaMemoryIndex(make_chroma_client(path=path), query_embedder, lexical=False)  # type: ignore[arg-type]
+        s_dense = score(data.queries, lambda q, k, ix=dense: _ids(ix, q, k))
+        s_shipped = score(data.queries, lambda q, k, ix=index: _ids(ix, q, k))
+        rows.append(
+            [
+                name,
+                percentile(times, 50),
+                percentile(times, 95),
+                agreement,
+                s_dense["recall@5"],
+                s_shipped["recall@5"],
+            ]
+        )
+        index.close()
+        dense.close()
+    return rows
+
+
 def _ids(index: ChromaMemoryIndex, q: Query, k: int) -> list[str]:
     return [h.memory_id for h in index.search(q.question, [q.namespace], limit=k)]
 
@@ -133,10 +193,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             by_cat.append([f"{cat} {label}", len(qs), s["recall@5"], s["recall@10"], s["MRR"]])
         index.close()
         dense_index.close()
+        variants = embedder_variants(data, Path(tmp), embedder)
     r = RankingSettings()
     text = "\n\n".join(
         [
-            "## LoCoMo recall (dev conversations)",
             f"{len(data.turns)} turns in {len({t.namespace for t in data.turns})} namespaces, "
             f"{len(data.queries)} queries (categories 1-4 with evidence). Evidence ids: "
             f"{data.evidence_total} read, {data.evidence_normalised} normalised, "
@@ -149,6 +209,19 @@ def main(argv: Sequence[str] | None = None) -> None:
             table(["alpha", "recall@5", "recall@10", "MRR"], sweep),
             "Shipped ranking by category:",
             table(["category", "queries", "recall@5", "recall@10", "MRR"], by_cat),
+            "Query embedders (one question at a time; agreement = mean cosine with torch over "
+            "300 questions):",
+            table(
+                [
+                    "query embedder",
+                    "embed p50 ms",
+                    "embed p95 ms",
+                    "cosine vs torch",
+                    "dense recall@5",
+                    "shipped recall@5",
+                ],
+                variants,
+            ),
         ]
     )
     write_result("locomo_recall", text)

@@ -509,9 +509,9 @@ class ChromaMemoryIndex:
         self, part: _Partition, qvec: np.ndarray, kinds: frozenset[Kind] | None, limit: int
     ) -> list[tuple[str, float]]:
         n = max(limit, self.ranking.dense_candidates)
-        mirror = part.mirror
-        if mirror is not None:
-            return mirror.search(qvec, n, kinds)
+        with part.lock:  # a concurrent upsert may grow or reorder the rows
+            if part.mirror is not None:
+                return part.mirror.search(qvec, n, kinds)
         total = len(part.docs)
         if kinds is None:
             return self._hnsw(part, qvec, min(n, total))
@@ -538,9 +538,9 @@ class ChromaMemoryIndex:
     def _cosines(
         self, part: _Partition, qvec: np.ndarray, memory_ids: list[str]
     ) -> list[tuple[str, float]]:
-        mirror = part.mirror
-        if mirror is not None:
-            return mirror.cosines(qvec, memory_ids)
+        with part.lock:
+            if part.mirror is not None:
+                return part.mirror.cosines(qvec, memory_ids)
         res = part.collection.get(ids=memory_ids, include=["embeddings"])
         if not len(res["ids"]):
             return []

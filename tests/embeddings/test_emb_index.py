@@ -181,3 +181,23 @@ def test_namespace_outgrowing_memory_moves_to_hnsw(client: Any, fake: FakeEmbedd
     index.remove(SHOP, ["m9"])
     assert "m9" not in {h.memory_id for h in index.search("note 9", [SHOP])}
     index.close()
+
+
+def test_concurrent_search_and_upsert(index: ChromaMemoryIndex) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    index.upsert([mem(f"s{i}", f"seed {i} pnpm") for i in range(20)])
+
+    def write(n: int) -> None:
+        index.upsert([mem(f"w{n}-{i}", f"written {n} {i} pnpm") for i in range(10)])
+
+    def read(_: int) -> int:
+        return len(index.search("pnpm written", [SHOP], limit=5))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        writes = [pool.submit(write, n) for n in range(5)]
+        reads = [pool.submit(read, n) for n in range(20)]
+        assert all(f.result() == 5 for f in reads)
+        for f in writes:
+            f.result()
+    assert len(index.snapshot()[SHOP]) == 70
