@@ -17,8 +17,10 @@ def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Per module: Playwright's sync API keeps an event loop running in the main thread while
+    it is open, which would break `asyncio.run` in the tests that follow."""
     require_chromium()
     from playwright.sync_api import sync_playwright
 
