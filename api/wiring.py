@@ -132,8 +132,10 @@ def build_runtime(
         engine = make_engine(settings.db_url)
         upgrade(engine)
         bus: LocalEventBus
+        announce = None
         if engine.dialect.name == "postgresql":
-            bus = PostgresEventBus(_libpq_url(settings.db_url))
+            pg_bus = PostgresEventBus(_libpq_url(settings.db_url))
+            bus, announce = pg_bus, pg_bus.announce_index
         else:
             bus = LocalEventBus()
         matcher = None
@@ -151,12 +153,17 @@ def build_runtime(
             matcher=matcher,
             extractor=make_extractor(settings) if with_extractor else None,
             publish=bus.publish,
+            announce_index=announce if with_index else None,
             equivalence_threshold=threshold,
             kind_weights=kind_weights(settings),
             default_archive_days=settings.archive_days,
             default_persona=settings.default_persona,
             extraction_workers=settings.extraction_workers,
         )
+        refresh = getattr(index, "refresh", None)
+        if isinstance(bus, PostgresEventBus) and with_index and refresh is not None:
+            # Workers share the Chroma server; what another one writes, this one re-reads.
+            bus.on_index_change(refresh)
         return Runtime(settings=settings, service=service, bus=bus, lock=data_lock)
     except BaseException:
         if data_lock is not None:

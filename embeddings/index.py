@@ -372,6 +372,44 @@ class ChromaMemoryIndex:
         for memory_id in ids:
             part.drop(memory_id)
 
+    def refresh(self, namespace: str, memory_ids: Sequence[str]) -> None:
+        """Re-read these memories from Chroma: another process (a worker sharing the Chroma
+        server) wrote or deleted them, and this process's partition must follow."""
+        ns = str(Namespace.parse(namespace))
+        part = self._partition(ns, create=False)
+        if part is None:
+            try:
+                collection = self.client.get_collection(collection_name(ns),
+                                                        embedding_function=self._ef)
+            except Exception:  # noqa: BLE001 - Chroma says "does not exist" in several ways
+                return
+            if not self._same_model(collection.metadata or {}):
+                return
+            loaded = self._load_partition(ns, collection)
+            with self._lock:
+                self._partitions.setdefault(ns, loaded)
+            return
+        ids = list(dict.fromkeys(memory_ids))
+        include = ["documents", "metadatas", *(["embeddings"] if part.mirror is not None else [])]
+        found: set[str] = set()
+        for start in range(0, len(ids), 2000):
+            res = part.collection.get(ids=ids[start:start + 2000], include=include)
+            vectors = res["embeddings"] if part.mirror is not None else [None] * len(res["ids"])
+            for memory_id, doc, meta, vec in zip(
+                res["ids"], res["documents"], res["metadatas"], vectors, strict=True
+            ):
+                kind = parse_kind((meta or {}).get("kind", "fact"))
+                text = doc or ""
+                h = str((meta or {}).get("content_hash") or content_hash(kind, text))
+                if memory_id in part.docs:
+                    part.drop(memory_id)
+                vector = None if vec is None else np.asarray(vec, dtype=np.float32)
+                part.put(memory_id, _Doc(kind, text, h), vector, lexical=self.lexical)
+                found.add(memory_id)
+        for memory_id in ids:
+            if memory_id not in found:
+                part.drop(memory_id)
+
     def snapshot(self) -> dict[str, dict[str, str]]:
         """Every indexed memory: {namespace: {memory_id: content_hash}}."""
         with self._lock:

@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import threading
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import asdict
@@ -22,6 +23,7 @@ from memory.ports import ReviewEvent
 log = logging.getLogger(__name__)
 
 CHANNEL = "memvet_review_events"
+INDEX_CHANNEL = "memvet_index_changes"
 QUEUE_LIMIT = 1000
 
 
@@ -97,6 +99,8 @@ class PostgresEventBus(LocalEventBus):
         self._ready = threading.Event()
         self._publish_conn: Any = None
         self._publish_lock = threading.Lock()
+        self._index_listeners: list[Callable[[str, list[str]], None]] = []
+        self.source = uuid.uuid4().hex  # tells this worker's own notifications apart
 
     def _open(self) -> Any:
         import psycopg  # the store's driver; only needed when PostgreSQL is configured
@@ -120,6 +124,36 @@ class PostgresEventBus(LocalEventBus):
                 log.exception("could not publish a review event with NOTIFY")
                 self._publish_conn = None
 
+    def announce_index(self, changed: dict[str, list[str]]) -> None:
+        """Tell the other workers which memories this one wrote to the shared index."""
+        for namespace, ids in changed.items():
+            for start in range(0, len(ids), 100):  # stays well under NOTIFY's 8000 bytes
+                payload = json.dumps({"source": self.source, "namespace": namespace,
+                                      "ids": ids[start:start + 100]})
+                with self._publish_lock:
+                    try:
+                        if self._publish_conn is None or self._publish_conn.closed:
+                            self._publish_conn = self._open()
+                        self._publish_conn.execute("SELECT pg_notify(%s, %s)",
+                                                   (INDEX_CHANNEL, payload))
+                    except Exception:
+                        log.exception("could not announce index changes with NOTIFY")
+                        self._publish_conn = None
+
+    def on_index_change(self, callback: Callable[[str, list[str]], None]) -> None:
+        """`callback(namespace, ids)` for index changes other workers made (from a thread)."""
+        self._index_listeners.append(callback)
+
+    def _index_changed(self, payload: str) -> None:
+        data = json.loads(payload)
+        if data.get("source") == self.source:
+            return
+        for callback in self._index_listeners:
+            try:
+                callback(str(data["namespace"]), [str(i) for i in data["ids"]])
+            except Exception:
+                log.exception("refreshing the index after another worker's change failed")
+
     def start(self) -> None:
         self._thread = threading.Thread(target=self._listen, name="memvet-listen", daemon=True)
         self._thread.start()
@@ -130,13 +164,17 @@ class PostgresEventBus(LocalEventBus):
             try:
                 conn = self._open()
                 conn.execute(f"LISTEN {CHANNEL}")
+                conn.execute(f"LISTEN {INDEX_CHANNEL}")
                 self._ready.set()
                 while not self._stop.is_set():
                     for note in conn.notifies(timeout=0.5):
                         try:
-                            self._deliver(decode_event(note.payload))
+                            if note.channel == INDEX_CHANNEL:
+                                self._index_changed(note.payload)
+                            else:
+                                self._deliver(decode_event(note.payload))
                         except Exception:
-                            log.exception("bad review event payload from NOTIFY")
+                            log.exception("bad payload from NOTIFY on %s", note.channel)
                 conn.close()
             except Exception:
                 log.exception("LISTEN connection lost; reconnecting")

@@ -95,6 +95,7 @@ class MemoryService:
         matcher: CandidateMatcher | None = None,
         extractor: Extractor | None = None,
         publish: Callable[[ReviewEvent], None] | None = None,
+        announce_index: Callable[[dict[str, list[str]]], None] | None = None,
         clock: Clock = utcnow,
         equivalence_threshold: float = 0.9,
         kind_weights: dict[Kind, float] | None = None,
@@ -114,7 +115,7 @@ class MemoryService:
         self.runtime = RuntimeSettings(
             engine, default_archive_days=default_archive_days, default_persona=default_persona
         )
-        self._sync = IndexSync(engine, index) if index is not None else None
+        self._sync = IndexSync(engine, index, announce_index) if index is not None else None
         # SQLite has one writer; serialising writes here avoids busy-retry storms.
         self._write_lock = threading.RLock() if engine.dialect.name == "sqlite" else None
         self._extraction_pool = ThreadPoolExecutor(

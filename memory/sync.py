@@ -31,11 +31,27 @@ class ReconcileReport:
     removed: int
 
 
+IndexNotify = Callable[[dict[str, list[str]]], None]
+
+
 class IndexSync:
-    def __init__(self, engine: Engine, index: MemoryIndex) -> None:
+    """`notify` hears {namespace: memory ids} after each change reaches the index, so other
+    workers sharing the index can refresh what they hold in memory."""
+
+    def __init__(self, engine: Engine, index: MemoryIndex,
+                 notify: IndexNotify | None = None) -> None:
         self._engine = engine
         self._index = index
+        self._notify = notify
         self._lock = threading.Lock()
+
+    def _announce(self, changed: dict[str, set[str]]) -> None:
+        if self._notify is None or not changed:
+            return
+        try:
+            self._notify({ns: sorted(ids) for ns, ids in changed.items()})
+        except Exception:  # other workers catch up on their next start; never fail a write
+            log.exception("announcing index changes failed")
 
     def drain(self) -> int:
         """Apply what the outbox says the index owes. Failures stay queued for later."""
@@ -72,6 +88,10 @@ class IndexSync:
             last = rows[-1]["id"]
             with self._engine.begin() as conn:
                 conn.execute(delete(store.index_outbox).where(store.index_outbox.c.id <= last))
+            changed = {ns: set(ids) for ns, ids in removals.items()}
+            for item in upserts.values():
+                changed.setdefault(item.namespace, set()).add(item.id)
+            self._announce(changed)
             return len(rows)
 
     def reconcile(self, progress: Callable[[int, int], None] | None = None) -> ReconcileReport:
@@ -87,6 +107,7 @@ class IndexSync:
                 wanted.setdefault(r.namespace, {})[r.id] = IndexedMemory(
                     r.id, r.namespace, Kind(r.kind), r.content)
             stale: list[IndexedMemory] = []
+            changed: dict[str, set[str]] = {}
             removed = 0
             for ns, items in wanted.items():
                 have = indexed.get(ns, {})
@@ -97,15 +118,19 @@ class IndexSync:
                 if extra:
                     self._index.remove(ns, extra)
                     removed += len(extra)
+                    changed.setdefault(ns, set()).update(extra)
             total = len(stale)
             if progress:
                 progress(0, total)
             for start in range(0, total, BATCH):
                 self._index.upsert(stale[start:start + BATCH])
+                for item in stale[start:start + BATCH]:
+                    changed.setdefault(item.namespace, set()).add(item.id)
                 if progress:
                     progress(min(start + BATCH, total), total)
             if last is not None:
                 with self._engine.begin() as conn:
                     conn.execute(
                         delete(store.index_outbox).where(store.index_outbox.c.id <= last))
+            self._announce(changed)
             return ReconcileReport(checked=len(rows), upserted=total, removed=removed)

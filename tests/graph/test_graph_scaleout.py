@@ -108,11 +108,6 @@ def test_a_mutation_on_one_worker_reaches_a_subscriber_on_the_other(
     asyncio.run(scenario())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "embeddings.index.ChromaMemoryIndex caches each namespace's documents, BM25 and vectors "
-    "per process when it first loads the partition, so a worker does not see memories another "
-    "worker upserted afterwards (reported to the embeddings owner). strict: this turns red "
-    "when fixed, so the mark gets removed."))
 def test_what_one_worker_approves_the_other_recalls(workers: tuple[Server, Server]) -> None:
     a, b = workers
     space = f"workspace:r-{uuid.uuid4().hex[:8]}"
