@@ -7,6 +7,7 @@ Chroma holds the vectors and answers the dense (HNSW) half of a query.
 
 from __future__ import annotations
 
+import heapq
 import math
 import threading
 from collections import OrderedDict
@@ -379,8 +380,9 @@ class ChromaMemoryIndex:
         part = self._partition(ns, create=False)
         if part is None:
             try:
-                collection = self.client.get_collection(collection_name(ns),
-                                                        embedding_function=self._ef)
+                collection = self.client.get_collection(
+                    collection_name(ns), embedding_function=self._ef
+                )
             except Exception:  # noqa: BLE001 - Chroma says "does not exist" in several ways
                 return
             if not self._same_model(collection.metadata or {}):
@@ -393,7 +395,7 @@ class ChromaMemoryIndex:
         include = ["documents", "metadatas", *(["embeddings"] if part.mirror is not None else [])]
         found: set[str] = set()
         for start in range(0, len(ids), 2000):
-            res = part.collection.get(ids=ids[start:start + 2000], include=include)
+            res = part.collection.get(ids=ids[start : start + 2000], include=include)
             vectors = res["embeddings"] if part.mirror is not None else [None] * len(res["ids"])
             for memory_id, doc, meta, vec in zip(
                 res["ids"], res["documents"], res["metadatas"], vectors, strict=True
@@ -477,11 +479,17 @@ class ChromaMemoryIndex:
         qvec = np.asarray(self.embed_query(query), dtype=np.float32)
         qtokens = tokenize(query) if self.lexical else []
 
+        def per_part(candidates: int) -> int:
+            # the fused top `limit` over many namespaces needs fewer candidates from each
+            return max(limit, candidates // len(parts), 2 * limit if len(parts) > 1 else 0)
+
         def one(
             part: _Partition,
         ) -> tuple[_Partition, list[tuple[str, float]], list[tuple[str, float]]]:
-            dense_hits = self._dense(part, qvec, kind_set, limit)
-            lexical_hits = self._lexical(part, qtokens, kind_set, limit)
+            dense_hits = self._dense(part, qvec, kind_set, per_part(self.ranking.dense_candidates))
+            lexical_hits = self._lexical(
+                part, qtokens, kind_set, per_part(self.ranking.lexical_candidates)
+            )
             seen = {i for i, _ in dense_hits}
             missing = [i for i, _ in lexical_hits if i not in seen]
             if missing:  # give lexical-only candidates their exact cosine
@@ -502,27 +510,31 @@ class ChromaMemoryIndex:
             lexical.update(((part.namespace, i), s) for i, s in l_hits)
         fused = convex_fusion(dense, lexical, alpha=self.ranking.alpha if lexical else 1.0)
         by_ns = {p.namespace: p for p in parts}
-        hits: list[SearchHit] = []
+        scored: list[tuple[float, float, str, str, _Doc, float, float]] = []
         for (ns, memory_id), f in fused.items():
             doc = by_ns[ns].docs.get(memory_id)
             if doc is None:  # removed while we searched
                 continue
             w = float(weights.get(doc.kind, 1.0))
-            hits.append(
-                SearchHit(
-                    memory_id=memory_id,
-                    namespace=ns,
-                    kind=doc.kind,
-                    content=doc.content,
-                    score=f * w,
-                    dense=dense.get((ns, memory_id)),
-                    lexical=lexical.get((ns, memory_id)),
-                    fused=f,
-                    kind_weight=w,
-                )
+            d = dense.get((ns, memory_id), 0.0)
+            scored.append((f * w, d, ns, memory_id, doc, f, w))
+        # only the winners become SearchHits: with many namespaces there are thousands of
+        # candidates and building an object for each costs more than the search itself
+        top = heapq.nsmallest(limit, scored, key=lambda t: (-t[0], -t[1], t[2], t[3]))
+        return [
+            SearchHit(
+                memory_id=memory_id,
+                namespace=ns,
+                kind=doc.kind,
+                content=doc.content,
+                score=score,
+                dense=dense.get((ns, memory_id)),
+                lexical=lexical.get((ns, memory_id)),
+                fused=f,
+                kind_weight=w,
             )
-        hits.sort(key=lambda h: (-h.score, -(h.dense or 0.0), h.namespace, h.memory_id))
-        return hits[:limit]
+            for score, _, ns, memory_id, doc, f, w in top
+        ]
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -534,19 +546,17 @@ class ChromaMemoryIndex:
         return self._pool
 
     def _lexical(
-        self, part: _Partition, tokens: list[str], kinds: frozenset[Kind] | None, limit: int
+        self, part: _Partition, tokens: list[str], kinds: frozenset[Kind] | None, n: int
     ) -> list[tuple[str, float]]:
         if not tokens:
             return []
         groups = {_KIND_CODES[k] for k in kinds} if kinds is not None else None
-        n = max(limit, self.ranking.lexical_candidates)
         hits = part.bm25.search(tokens, limit=n, groups=groups)
         return [(h.doc_id, h.score) for h in hits]
 
     def _dense(
-        self, part: _Partition, qvec: np.ndarray, kinds: frozenset[Kind] | None, limit: int
+        self, part: _Partition, qvec: np.ndarray, kinds: frozenset[Kind] | None, n: int
     ) -> list[tuple[str, float]]:
-        n = max(limit, self.ranking.dense_candidates)
         with part.lock:  # a concurrent upsert may grow or reorder the rows
             if part.mirror is not None:
                 return part.mirror.search(qvec, n, kinds)
