@@ -1,34 +1,15 @@
-"""Fixtures for the embeddings tests: Chroma clients (embedded and a real server), embedders."""
+"""Fixtures for the embeddings tests: embedded Chroma clients and embedders (the Chroma server
+fixture, `chroma_server_url`, is shared from tests/fixtures/chroma.py)."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.net import free_port, http_process
 
 from embeddings.chroma import make_chroma_client
 from embeddings.fake import FakeEmbedder
-
-
-@pytest.fixture(scope="session")
-def chroma_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A `chroma run` server from the installed package on a free loopback port."""
-    chroma = Path(sys.executable).with_name("chroma")
-    data = tmp_path_factory.mktemp("chroma-server")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    cmd = [str(chroma), "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)]
-    with http_process(
-        cmd,
-        f"{url}/api/v2/heartbeat",
-        log=data / "server.log",
-        env={"ANONYMIZED_TELEMETRY": "False"},
-    ):
-        yield url
 
 
 @pytest.fixture

@@ -1,0 +1,128 @@
+"""Administration: the recall index, settings (policy, persona, archive window), tokens,
+export and import."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+
+from sqlalchemy import select
+
+from memory import queries, review, store, transfer
+from memory import tokens as token_store
+from memory.access import Permission, Principal, Role
+from memory.core import ServiceCore
+from memory.errors import ValidationError
+from memory.kinds import Kind
+from memory.namespaces import validate_slug
+from memory.policy import POLICY_ACTOR, AutoApprovePolicy
+from memory.records import (
+    Status,
+)
+
+log = logging.getLogger(__name__)
+
+
+class Administration(ServiceCore):
+    """What operators and admins do; every method checks the caller is allowed."""
+
+    # ------------------------------------------------------------------ settings
+    def policy(self, who: Principal) -> AutoApprovePolicy:
+        who.require(Permission.REVIEW)
+        with self.engine.connect() as conn:
+            return self.runtime.policy(conn)
+
+    def set_policy(self, policy: AutoApprovePolicy, who: Principal) -> AutoApprovePolicy:
+        """Change the auto-approve policy; pending candidates that now qualify are promoted."""
+        who.require(Permission.ADMIN)
+        with self._write() as tx:
+            self.runtime.set(tx.conn, "auto_approve_policy", policy.to_json(), who.actor,
+                             self.clock())
+            self._event(tx, "policy_changed", "", who.actor, enabled=policy.enabled)
+        if policy.enabled:
+            self._promote_qualifying()
+        return policy
+
+    def _promote_qualifying(self) -> None:
+        with self._write() as tx:
+            policy = self.runtime.policy(tx.conn)
+            rows = tx.conn.execute(select(store.candidates).where(
+                store.candidates.c.status == Status.PENDING.value)).mappings().all()
+            for row in rows:
+                if policy.qualifies(Kind(row["kind"]), row["namespace"], row["observations"],
+                                    float(row["confidence"])):
+                    memory = review.approve(tx.conn, dict(row), None, actor=POLICY_ACTOR,
+                                            now=self.clock(), check_namespace=lambda ns: None)
+                    tx.touched_index = True
+                    self._event(tx, "approved", memory.namespace, POLICY_ACTOR,
+                                candidate_id=row["id"], memory_id=memory.id)
+
+    def active_persona(self, who: Principal) -> str:
+        who.require(Permission.READ_OWN)
+        return self.runtime.active_persona()
+
+    def set_active_persona(self, name: str, who: Principal) -> str:
+        who.require(Permission.ADMIN)
+        name = validate_slug(str(name).strip(), what="persona name")
+        with self._write() as tx:
+            self.runtime.set(tx.conn, "active_persona", name, who.actor, self.clock())
+        return name
+
+    def archive_days(self, who: Principal) -> int:
+        who.require(Permission.REVIEW)
+        return self.runtime.archive_days()
+
+    def set_archive_days(self, days: int, who: Principal) -> int:
+        who.require(Permission.ADMIN)
+        if not isinstance(days, int) or not 1 <= days <= 3650:
+            raise ValidationError("the archive window must be between 1 and 3650 days")
+        with self._write() as tx:
+            self.runtime.set(tx.conn, "archive_days", days, who.actor, self.clock())
+        return days
+
+    # ------------------------------------------------------------------ tokens
+    def create_token(self, role: Role | str, who: Principal, *,
+                     namespaces: Sequence[str] | None = None,
+                     name: str | None = None) -> tuple[token_store.TokenInfo, str]:
+        who.require(Permission.ADMIN)
+        with self._write() as tx:
+            return token_store.create(tx.conn, role=token_store.parse_role(str(role)),
+                                      namespaces=namespaces, name=name, now=self.clock())
+
+    def list_tokens(self, who: Principal) -> list[token_store.TokenInfo]:
+        who.require(Permission.ADMIN)
+        with self.engine.connect() as conn:
+            return token_store.list_tokens(conn)
+
+    def revoke_token(self, token_id: str, who: Principal) -> token_store.TokenInfo:
+        who.require(Permission.ADMIN)
+        with self._write() as tx:
+            return token_store.revoke(tx.conn, token_id, self.clock())
+
+    def authenticate(self, plaintext: str) -> Principal | None:
+        with self.engine.connect() as conn:
+            return token_store.authenticate(conn, plaintext)
+
+    def has_tokens(self) -> bool:
+        with self.engine.connect() as conn:
+            return token_store.count_active(conn) > 0
+
+    # ------------------------------------------------------------------ export / import
+    def export_lines(self, who: Principal) -> Iterator[str]:
+        """Everything as JSON Lines (see memory/transfer.py). Admin only."""
+        who.require(Permission.ADMIN)
+        with self.engine.connect() as conn:
+            yield from transfer.export_lines(conn)
+
+    def import_lines(self, lines: Iterable[str], who: Principal) -> transfer.ImportReport:
+        """Import JSON Lines, all or nothing; imported memories become recallable."""
+        who.require(Permission.ADMIN)
+        with self._write() as tx:
+            report = transfer.import_lines(tx.conn, lines, now=self.clock())
+            tx.touched_index = bool(report.memory_ids)
+        if self.matcher is not None:
+            with self.engine.connect() as conn:
+                self.matcher.reset(queries.matcher_items(conn))
+        return report
+
+
