@@ -77,13 +77,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cases = load_cases(args.cases)
     r = measure(cases, max(1, args.repeat))
-    print(f"Heuristic extraction, {len(cases)} cases x {args.repeat} ({int(r['calls'])} calls)\n")
-    print("| extractor | p50 ms/turn | p95 ms/turn | max ms | budget p95 |")
-    print("|---|---|---|---|---|")
-    print(
+    text = (
+        f"Heuristic extraction, {len(cases)} cases x {args.repeat} ({int(r['calls'])} calls)\n\n"
+        "| extractor | p50 ms/turn | p95 ms/turn | max ms | budget p95 |\n"
+        "|---|---|---|---|---|\n"
         f"| heuristic | {r['p50']:.2f} | {r['p95']:.2f} | {r['max']:.2f} | "
-        f"{BUDGET_P95_MS:.0f} ms {'ok' if r['p95'] <= BUDGET_P95_MS else 'OVER'} |"
+        f"{BUDGET_P95_MS:.0f} ms {'ok' if r['p95'] <= BUDGET_P95_MS else 'OVER'} |\n"
     )
+    print(text)
+    results = Path(__file__).resolve().parent / "results"
+    results.mkdir(exist_ok=True)
+    (results / "extraction_speed.md").write_text(text, encoding="utf-8")
     return 0 if r["p95"] <= BUDGET_P95_MS else 1
 
 
