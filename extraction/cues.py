@@ -83,6 +83,12 @@ GENERAL = re.compile(
     r"\b(?:always|never|every ?time|each time|whenever|from now on|going forward|"
     r"in (?:the )?future|by default|ever|any time|anytime|as a rule)\b"
 )
+# Feedback on the agent's last step: true now, but no context for a rule that follows it.
+FEEDBACK = re.compile(
+    r"^(?:thanks|thank you|thx|ty|great|perfect|nice|awesome|cool|lgtm|looks good|"
+    r"good job|well done|that (?:works|worked|fixed|did|helped|was it)|it works now)\b"
+)
+
 AGENT_NARRATION = re.compile(
     r"^(?:\W*(?:ugh|argh|hey|oops|ok|so)\W+)*(?:you|u) (?:just |already |again )?"
     r"(?:ran|did|made|added|created|deleted|forgot|broke|used|wrote|put|changed|removed|"

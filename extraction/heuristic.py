@@ -177,7 +177,7 @@ def _group(sents: list[_Sent]) -> list[_Group]:
                 if s.kind is not None and s.score >= 0.6:
                     current = _Group(s.kind, s.persona, [s], s.score)
                     groups.append(current)
-                else:
+                elif not cues.FEEDBACK.search(s.probe):
                     context = s
             continue
         same = current is not None and (current.kind, current.persona) == (s.kind, s.persona)

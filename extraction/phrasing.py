@@ -16,7 +16,11 @@ _FILLER_FREE = (
     r"pls|plz|please|alright|and for the record|for the record|just so you know|oh right|"
     r"oh god|good catch|write this down|note for the future|important|careful|note"
 )
-_FILLER_PUNCT = r"yes|no|right|wait|good|cool|nice|fine|k|sure|final answer|always|then|nah|ty"
+_FILLER_PUNCT = (
+    r"yes|no|right|wait|good|cool|nice|fine|k|sure|final answer|always|then|nah|ty|stop|listen|"
+    r"look|one more thing|one last thing|quick note|side note|reminder|for context|"
+    r"before (?:we|you) (?:continue|start|go on|move on|proceed)"
+)
 _LEADING_FILLER = re.compile(
     r"^(?:(?:(?:" + _FILLER_FREE + r")\b[,.:;!\-]*|(?:" + _FILLER_PUNCT + r")[,.:;!\-]+)\s*)+",
     re.I,
