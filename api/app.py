@@ -170,5 +170,5 @@ def create_app(
     if DASHBOARD.is_dir():
         routes.append(Mount("/", app=StaticFiles(directory=DASHBOARD, html=True)))
     app = Starlette(routes=routes, lifespan=lifespan)
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)  # type: ignore[arg-type]  # Starlette's middleware factory typing
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     return app
