@@ -36,8 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     tc = tsub.add_parser("create", help="create a token (printed once)")
     _add_data_dir(tc)
     tc.add_argument("--role", required=True, choices=["agent", "reviewer", "admin"])
-    tc.add_argument("--namespace", action="append", default=[],
-                    help="limit the token to this namespace (repeatable)")
+    tc.add_argument("--namespace", action="extend", nargs="+", default=[], metavar="NS",
+                    help="limit the token to these namespaces (`--namespace A B` or repeated)")
     tc.add_argument("--name", help="a label for the token")
     tl = tsub.add_parser("list", help="list tokens (never their secrets)")
     _add_data_dir(tl)

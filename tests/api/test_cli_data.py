@@ -116,6 +116,10 @@ def test_token_create_prints_the_token_once_and_stores_a_hash(tmp_path: Path) ->
     assert token.encode() not in (tmp_path / "memvet.db").read_bytes()
     listed = run("token", "list", data_dir=tmp_path).stdout
     assert "ci-bot" in listed and "workspace:shop-api" in listed and token not in listed
+    several = run("token", "create", "--role", "reviewer", "--namespace", "workspace:a",
+                  "workspace:b", "--namespace", "persona:c", data_dir=tmp_path)
+    assert several.returncode == 0
+    assert "persona:c,workspace:a,workspace:b" in run("token", "list", data_dir=tmp_path).stdout
     bad = run("token", "create", "--role", "agent", "--namespace", "nope:x", data_dir=tmp_path)
     assert bad.returncode == 2 and "invalid_namespace" in bad.stderr
 
