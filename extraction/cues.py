@@ -246,6 +246,12 @@ DECISION = _cues(
         1.0,
     ),
     (r"\bstick (?:with|to)\b|\bfreeze (?:at|on)\b|\bwe freeze\b|\bfrozen at\b", 1.0),
+    # a past move made for a reason is a decision worth keeping, not only an event
+    (
+        r"\b(?:we|the team) (?:moved|migrated|switched|replaced|swapped|dropped|ditched)\b"
+        r"[^.;]*\b(?:because|since|so that|due to)\b",
+        1.0,
+    ),
     (r"\b(?:instead of|rather than|in favou?r of)\b", 0.4),
     (r"\b(?:drop|ditch|replace|remove) [\w.-]+(?: [\w.-]+)? (?:and|for|with|in favou?r)\b", 0.5),
     (r"\bphas(?:e|ed|ing) out\b|\bbeing (?:phased out|retired|replaced)\b", 0.6),
@@ -288,8 +294,12 @@ FACT = _cues(
     (r"\b(?:we're|we are|we've been|everything is|it's all) (?:on|using) \S", 0.8),
     (
         r"\b(?:we|our [\w-]+(?: [\w-]+)?|the (?:repo|project|app|team|codebase|service|api|site|"
-        r"backend|frontend|cluster|clusters)) (?:only )?(?:uses?|runs? on|targets?|supports?|"
-        r"ships?|deploys?|builds? with|depends on|relies on)\b",
+        r"backend|frontend|cluster|clusters|ci|pipeline|build|builds|test suite|tests|database|db|"
+        r"cache|queue|workers?|servers?|monorepo|infra|docs|(?:staging|prod|production|dev|test)"
+        r"(?: environment| env| server| cluster| database| db)?|deploy(?:ment)?(?: job| pipeline)?"
+        r")) (?:only )?(?:uses?|runs? on|targets?|supports?|ships?|deploys?|builds? with|"
+        r"depends on|relies on|is at|are at|is on|are on|is hosted|are hosted|triggers? on|"
+        r"requires?|needs)\b",
         0.8,
     ),
     (r"\bdeploys? (?:from|to|via|through)\b", 0.8),
@@ -346,7 +356,10 @@ FAILURE = re.compile(
     r"(?:was|were) inflated|nobody noticed|no one noticed|went unnoticed|rush(?:ed)? out|"
     r"hotfix|rolled back|root cause|the hard way|blew up|fell over|corrupted|data loss|"
     r"lost (?:\w+ )?data|(?:cost|bill|latency|error) spike|spiked|miscompil\w*|wiped|"
-    r"(?:charged|billed|sent) twice|(?:errors?|bugs?|outage|crash(?:es)?|failures?) "
+    r"(?:charged|billed|sent) twice|"
+    r"ran out of (?:disk|memory|space|connections|file descriptors|inodes)|out of memory|"
+    r"\boom(?:-?killed)?|crash(?:ed|looped|looping)|deadlock(?:ed)?|leaked|filled up|"
+    r"(?:errors?|bugs?|outage|crash(?:es)?|failures?) "
     r"(?:from|during|in) (?:last|the last|yesterday))\b"
 )
 CAUSE = re.compile(r"\b(?:because|due to|caused by|root cause|turned out|the reason)\b")
@@ -354,7 +367,8 @@ LESSON = re.compile(
     r"\b(?:we now|now we|we've (?:added|set|switched|changed|put)|from then on|always"
     r"|never|must|has to|have to|needs? to|make sure|rule|from now on|going forward|"
     r"keep (?:that|this) in mind|lesson|every new|for every|any new|note for the future|"
-    r"so (?:that )?(?:it )?doesn'?t happen|so we don'?t|to avoid|write this down|don'?t .* again)\b"
+    r"so (?:that )?(?:it )?doesn'?t happen|so we don'?t|to avoid|write this down|don'?t .* again|"
+    r"next time|in future)\b"
 )
 
 EVENT_VERB = re.compile(
