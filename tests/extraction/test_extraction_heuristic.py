@@ -200,3 +200,23 @@ def test_a_normal_turn_is_fast() -> None:
         timings.append(time.perf_counter() - start)
     timings.sort()
     assert timings[len(timings) // 2] < 0.02  # generous: the bench checks the 5 ms p95
+
+
+def test_a_resource_failure_with_its_lesson_is_one_postmortem() -> None:
+    got = one("Last night the prod database ran out of disk because logs weren't rotated. "
+              "Next time set up logrotate before launch.")
+    assert got.kind is Kind.POSTMORTEM
+    assert "logrotate" in got.content and got.namespace.startswith("workspace:")
+
+
+def test_a_past_move_made_for_a_reason_is_a_decision() -> None:
+    got = one("We moved the API from Flask to FastAPI last month because we needed async "
+              "support.")
+    assert got.kind is Kind.DECISION
+    assert "FastAPI" in got.content and "we" not in got.content.split()
+
+
+def test_thanks_is_not_context_for_the_rule_after_it() -> None:
+    got = one("Thanks, that fixed the build. From now on always run the linter before "
+              "committing.")
+    assert "Thanks" not in got.content and "linter" in got.content
