@@ -121,7 +121,11 @@ PREFERENCE = _cues(
     ),
     (r"\bi (?:want|need) you to\b", 0.8),
     (r"\bi use [\w.+-]+ for (?:everything|all|any)\b", 1.2),
-    (r"\bi (?:always|usually|generally|only|never) (?:use|work|run|write|read|prefer)\b", 0.8),
+    (
+        r"\bi (?:always|usually|generally|only|never) (?:use|work|run|write|read|prefer|review|"
+        r"test|deploy|commit|merge|check)\b",
+        0.8,
+    ),
     (r"\b(?:anything|everything|whatever|all code|any code) you (?:write|do|send|generate)\b", 1.0),
     (r"\b(?:every|any|all|each|other) (?:repos?|projects?|codebases?)\b|\bnot just this\b", 0.8),
     (
@@ -302,7 +306,9 @@ FACT = _cues(
         r"requires?|needs)\b",
         0.8,
     ),
-    (r"\bdeploys? (?:from|to|via|through)\b", 0.8),
+    (r"\bdeploys? (?:(?:happen|go|run)s? )?(?:from|to|via|through)\b", 0.8),
+    (r"\b(?:is|are) pinned (?:to|at)\b|\bpinned (?:to|at) (?:v|version )?\d", 1.0),
+    (r"^(?:please )?(?:remember|keep in mind|don'?t forget|never forget)(?: that\b|:)", 1.0),
     (r"\b(?:is|are|runs|listens|served|lives) on (?:port )?\d{2,5}\b", 1.0),
     (r"\bport \d{2,5}\b", 0.3),
     (r"\b(?:msrv|minimum supported|min(?:imum)? version|only support|we support)\b", 1.0),
@@ -358,6 +364,7 @@ FAILURE = re.compile(
     r"lost (?:\w+ )?data|(?:cost|bill|latency|error) spike|spiked|miscompil\w*|wiped|"
     r"(?:charged|billed|sent) twice|"
     r"ran out of (?:disk|memory|space|connections|file descriptors|inodes)|out of memory|"
+    r"accidentally|by accident|by mistake|mistakenly|"
     r"\boom(?:-?killed)?|crash(?:ed|looped|looping)|deadlock(?:ed)?|leaked|filled up|"
     r"(?:errors?|bugs?|outage|crash(?:es)?|failures?) "
     r"(?:from|during|in) (?:last|the last|yesterday))\b"

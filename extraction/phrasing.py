@@ -14,7 +14,8 @@ MAX_CONTENT_CHARS = 600
 _FILLER_FREE = (
     r"ok|okay|so|and|also|oh|ah|yeah|yep|ugh|argh|hmm+|hm|well|honestly|btw|fyi|heads up|"
     r"pls|plz|please|alright|and for the record|for the record|just so you know|oh right|"
-    r"oh god|good catch|write this down|note for the future|important|careful|note"
+    r"oh god|good catch|write this down|note for the future|important|careful|note|"
+    r"(?:please )?(?:remember|keep in mind|don't forget|never forget) that"
 )
 _FILLER_PUNCT = (
     r"yes|no|right|wait|good|cool|nice|fine|k|sure|final answer|always|then|nah|ty|stop|listen|"

@@ -220,3 +220,11 @@ def test_thanks_is_not_context_for_the_rule_after_it() -> None:
     got = one("Thanks, that fixed the build. From now on always run the linter before "
               "committing.")
     assert "Thanks" not in got.content and "linter" in got.content
+
+
+def test_remember_that_marks_a_fact_and_drops_from_the_phrasing() -> None:
+    got = one("Remember that the mobile app still uses the v1 API, so don't remove those "
+              "endpoints.")
+    assert got.kind is Kind.FACT and got.content.startswith("In ")
+    assert "Remember" not in got.content and "v1 API" in got.content
+    assert run("remember to run the tests") == []
