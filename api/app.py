@@ -17,10 +17,11 @@ import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from api.security import HostGuard, SecurityHeaders, install_log_redaction
 from api.settings import Settings
 from api.wiring import Runtime, build_runtime
 from memory.access import Principal, Role
@@ -113,7 +114,8 @@ def _bootstrap_admin(runtime: Runtime) -> None:
     if service.has_tokens():
         return
     info, token = service.create_token(Role.ADMIN, Principal.system(), name="first-admin")
-    url = f"{runtime.settings.base_url}/?token={token}"
+    # A fragment never reaches the server, so the token stays out of every access log.
+    url = f"{runtime.settings.base_url}/#token={token}"
     print(
         "\nmemvet: created the first admin token (shown once; keep it safe):\n"
         f"  {token}\n"
@@ -138,6 +140,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[State]:
+        install_log_redaction()  # again: the server may have configured logging since
         runtime = await anyio.to_thread.run_sync(
             lambda: build_runtime(settings, embedder=embedder, index=index, lock=lock))
         try:
@@ -161,9 +164,12 @@ def create_app(
         finally:
             await anyio.to_thread.run_sync(runtime.close)
 
+    graphql = make_graphql_app(settings)
+    guarded = HostGuard(graphql.view, settings.allowed_host_names)
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),
-        *make_graphql_app(settings).routes,
+        Route(graphql.path, guarded, methods=["GET", "POST"]),
+        WebSocketRoute(graphql.path, guarded),
         Route("/mcp", endpoint=mcp.app),  # the bare path too: the dashboard's "/" mount
         Mount("/mcp", app=mcp.app),       # would otherwise answer it with 405
     ]
@@ -171,4 +177,6 @@ def create_app(
         routes.append(Mount("/", app=StaticFiles(directory=DASHBOARD, html=True)))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)
+    install_log_redaction()
     return app

@@ -11,7 +11,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -23,16 +22,17 @@ from pydantic import Field
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from api.security import loopback_mcp_lists
 from api.settings import Settings
 from memory.access import Principal
 from memory.errors import MemvetError
 from memory.kinds import KIND_DESCRIPTIONS
 from memory.records import CandidateInput, Outcome, RecallHit, Source, SubmitResult
+from memory.tokens import bearer_token
 
 log = logging.getLogger(__name__)
 
 PRINCIPAL_KEY = "memvet.principal"  # where the auth gate leaves the caller in the ASGI scope
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 _KINDS = "\n".join(f"  - {k.value}: {d}" for k, d in KIND_DESCRIPTIONS.items())
 _NAMESPACES = (
@@ -108,16 +108,11 @@ class McpEndpoint:
                 self._manager = None
 
     def _security(self) -> TransportSecuritySettings:
-        """Keep the SDK's DNS-rebinding guard on a loopback server, and let the public name in."""
-        if self.settings.host not in LOOPBACK:
+        """The SDK's DNS-rebinding guard, fed the same host names as /graphql's."""
+        lists = loopback_mcp_lists(self.settings.allowed_host_names)
+        if lists is None:
             return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-        hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]
-        origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
-        if self.settings.public_url:
-            parts = urlsplit(self.settings.public_url)
-            if parts.netloc:
-                hosts.append(parts.netloc)
-                origins.append(f"{parts.scheme}://{parts.netloc}")
+        hosts, origins = lists
         return TransportSecuritySettings(
             enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
         )
@@ -131,12 +126,13 @@ class McpEndpoint:
             await JSONResponse({"error": "memvet is starting"}, status_code=503)(
                 scope, receive, send)
             return
-        token = _bearer(scope)
+        header = _authorization(scope)
+        token = bearer_token(header)
         principal = None
         if token:
             principal = await anyio.to_thread.run_sync(runtime.service.authenticate, token)
         if principal is None:
-            message = ("invalid or revoked token" if token else
+            message = ("invalid or revoked token" if header is not None else
                        "missing token: send 'Authorization: Bearer <token>' (MEMVET_TOKEN)")
             await JSONResponse(
                 {"error": message, "code": "UNAUTHENTICATED"}, status_code=401,
@@ -203,12 +199,10 @@ class _Asgi:
         await self.handler(scope, receive, send)
 
 
-def _bearer(scope: Scope) -> str | None:
+def _authorization(scope: Scope) -> bytes | None:
     for key, value in scope.get("headers") or ():
         if key == b"authorization":
-            scheme, _, token = bytes(value).decode("latin-1").partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
+            return bytes(value)
     return None
 
 
@@ -221,17 +215,20 @@ def _principal(ctx: Context) -> Principal:
 
 
 def format_submit(result: SubmitResult) -> str:
-    cand = result.candidate
-    if result.auto_approved:
+    """The tool's reply, from the caller's receipt: what it sent, the outcome and the status."""
+    r = result.receipt
+    if r.auto_approved:
         state = "approved by the auto-approve policy; it is recallable now"
-    elif cand.status.value == "pending":
+    elif r.status.value == "pending":
         state = "pending: it awaits human review and is not recallable until approved"
+    elif r.status.value == "rejected":
+        state = "a reviewer rejected an equivalent candidate, so it is not queued again"
     else:
-        state = f"status {cand.status.value}"
-    return (f"Candidate {cand.id} ({cand.kind.value}, {cand.namespace}): "
-            f"{_OUTCOME_TEXT.get(result.outcome, result.outcome.value)}; "
-            f"merged: {'yes' if result.outcome is not Outcome.CREATED else 'no'}; "
-            f"seen {cand.observations}x; {state}.")
+        state = f"status {r.status.value}"
+    return (f"Candidate {r.candidate_id} ({r.kind.value}, {r.namespace}): "
+            f"{_OUTCOME_TEXT.get(r.outcome, r.outcome.value)}; "
+            f"merged: {'yes' if r.outcome is not Outcome.CREATED else 'no'}; "
+            f"you proposed it {r.observations}x; {state}.")
 
 
 def format_hits(hits: list[RecallHit]) -> str:

@@ -52,7 +52,13 @@ class Settings(BaseSettings):
     max_body_bytes: int = 2 * 1024 * 1024
     max_query_depth: int = 12
     max_query_tokens: int = 2000
-    graphiql: bool = True
+    # GraphiQL loads its scripts from a CDN, which the dashboard's CSP (and an offline
+    # machine) does not allow: off unless asked for.
+    graphiql: bool = False
+    # Host names the API answers to besides loopback (comma-separated), e.g. the name a
+    # reverse proxy forwards. On a loopback bind anything else is refused (DNS rebinding);
+    # on another bind the check runs only when this is set.
+    allowed_hosts: str = ""
     log_level: str = "INFO"
 
     @field_validator("data_dir", mode="before")
@@ -72,6 +78,13 @@ class Settings(BaseSettings):
     def embedded(self) -> bool:
         """True when some part lives in the data dir and so belongs to one process."""
         return self.database_url is None or self.chroma_url is None
+
+    @property
+    def allowed_host_names(self) -> list[str] | None:
+        """Host names /graphql and /mcp answer to; None means any."""
+        from api.security import allowed_hosts
+
+        return allowed_hosts(self.host, self.public_url, self.allowed_hosts.split(","))
 
     @property
     def base_url(self) -> str:

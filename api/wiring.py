@@ -152,7 +152,7 @@ def build_runtime(
             index=index if with_index else None,
             matcher=matcher,
             extractor=make_extractor(settings) if with_extractor else None,
-            publish=bus.publish,
+            bus=bus,
             announce_index=announce if with_index else None,
             equivalence_threshold=threshold,
             kind_weights=kind_weights(settings),

@@ -76,6 +76,26 @@ class MemvetGraphQL(GraphQL[Context, None]):
             response = _error_response(exc.status_code, exc.reason, "BAD_REQUEST")
         await response(scope, receive, send)
 
+    def parse_json(self, data: str | bytes) -> Any:
+        """A request body (or GET `variables`) as a JSON object, or a 400 that says why.
+
+        Strawberry's own parser would hand a bare number, null, a string or a list on to code
+        that expects an object (a 500), and lets invalid UTF-8 and very deep nesting escape."""
+        try:
+            value = self.decode_json(data)
+        except UnicodeDecodeError:
+            raise HTTPException(400, "the request body is not valid UTF-8") from None
+        except RecursionError:
+            raise HTTPException(400, "the request body is nested too deeply") from None
+        except ValueError:
+            raise HTTPException(400, "the request body is not valid JSON") from None
+        batch = isinstance(value, list) and value and all(isinstance(v, dict) for v in value)
+        if not isinstance(value, dict) and not batch:
+            raise HTTPException(
+                400, "the request body must be a JSON object, {\"query\": \"...\", "
+                     "\"variables\": {...}}, or a non-empty list of them (a batch)")
+        return value
+
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         runtime = request.state.runtime
         header = request.headers.get("authorization")
@@ -102,11 +122,13 @@ class MemvetGraphQL(GraphQL[Context, None]):
 
 
 class GraphQLApp:
-    """What api.app mounts: the view and its routes at /graphql (HTTP and WebSocket)."""
+    """What api.app mounts at `path` (HTTP and WebSocket): the view, for `settings`."""
+
+    path = PATH
 
     def __init__(self, settings: object) -> None:
         self.schema = build_schema(Limits.from_settings(settings), extra=[Reauthenticate])
-        graphiql = bool(getattr(settings, "graphiql", True))
+        graphiql = bool(getattr(settings, "graphiql", False))
         self.view = MemvetGraphQL(
             self.schema,
             graphql_ide="graphiql" if graphiql else None,

@@ -19,6 +19,7 @@ from graph.errors import UserError, graphql_error, user_error
 from memory.access import Principal
 from memory.errors import MemvetError, Unauthenticated
 from memory.service import MemoryService
+from memory.tokens import bearer_token
 
 T = TypeVar("T")
 
@@ -82,18 +83,9 @@ def mapped(result: T | UserError, convert: Callable[[T], Any]) -> Any:
     return result if isinstance(result, UserError) else convert(result)
 
 
-def bearer(value: object) -> str | None:
-    """The token from an `Authorization: Bearer <token>` value."""
-    if not isinstance(value, str):
-        return None
-    scheme, _, token = value.strip().partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return None
-
-
 async def authenticate(service: MemoryService, header: object) -> Principal | None:
-    token = bearer(header)
-    if token is None or len(token) > 512:
+    """The caller behind an `Authorization` value (HTTP header or connection_init payload)."""
+    token = bearer_token(header)
+    if token is None:
         return None
     return await run(service.authenticate, token)

@@ -60,15 +60,17 @@ class TurnInput:
 
 @strawberry.type(description="What happened to one submitted candidate.")
 class SubmittedCandidate:
-    candidate: Candidate = strawberry.field(description="The candidate, as it now is.")
+    candidate: Candidate = strawberry.field(
+        description="The candidate as this caller proposed it (its id and status), never what "
+                    "a reviewer or another caller wrote on it.")
     outcome: SubmitOutcome = strawberry.field(description="Created, merged, reinforced...")
     auto_approved: bool = strawberry.field(
         description="The auto-approve policy promoted it to memory just now.")
 
     @classmethod
     def of(cls, r: records.SubmitResult) -> SubmittedCandidate:
-        return cls(candidate=Candidate.of(r.candidate), outcome=SubmitOutcome(r.outcome.value),
-                   auto_approved=r.auto_approved)
+        return cls(candidate=Candidate.of_receipt(r.receipt),
+                   outcome=SubmitOutcome(r.outcome.value), auto_approved=r.auto_approved)
 
 
 @strawberry.type(description="A stored turn and the candidates extracted from it.")
@@ -88,7 +90,7 @@ class TurnResult:
     def of(cls, r: CoreTurnResult) -> TurnResult:
         return cls(
             turn_id=strawberry.ID(r.turn.id), turn=Turn.of(r.turn),
-            candidates=[Candidate.of(x.candidate) for x in r.results],
+            candidates=[Candidate.of_receipt(x.receipt) for x in r.results],
             results=[SubmittedCandidate.of(x) for x in r.results],
             queued=r.queued, duplicate=r.duplicate)
 

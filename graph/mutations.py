@@ -33,7 +33,8 @@ from memory.service import MemoryService
 
 MAX_BULK = 200
 
-RememberResult = union("RememberResult", Candidate, "The candidate (new or merged), or why not.")
+RememberResult = union("RememberResult", Candidate,
+                       "The candidate (new or merged) as this caller proposed it, or why not.")
 AddCandidateResult = union("AddCandidateResult", Candidate, "The candidate, or why not.")
 SubmitTurnResult = union("SubmitTurnResult", TurnResult, "The stored turn, or why not.")
 ApproveCandidateResult = union(
@@ -76,7 +77,7 @@ class BulkRejectItem:
 
 
 def _submit(service: MemoryService, who: Principal, item: CandidateInput) -> Any:
-    return service.submit(item, who).candidate
+    return service.submit(item, who).receipt
 
 
 def _bounded(ids: list[strawberry.ID]) -> list[str]:
@@ -99,7 +100,7 @@ class IntakeMutation:
         c = info.context
         item = CandidateInput(content=content, kind=kind.core(), namespace=namespace,
                               source=Source.EXPLICIT, confidence=confidence)
-        return mapped(await attempt(_submit, c.service, c.who, item), Candidate.of)
+        return mapped(await attempt(_submit, c.service, c.who, item), Candidate.of_receipt)
 
     @strawberry.mutation(description="A person adds a candidate by hand (source MANUAL; "
                                       "reviewers).")
@@ -110,7 +111,7 @@ class IntakeMutation:
         c = info.context
         item = CandidateInput(content=content, kind=kind.core(), namespace=namespace,
                               source=Source.MANUAL, confidence=1.0)
-        return mapped(await attempt(_submit, c.service, c.who, item), Candidate.of)
+        return mapped(await attempt(_submit, c.service, c.who, item), Candidate.of_receipt)
 
     @strawberry.mutation(description="Submit the last exchange of a conversation for extraction "
                                       "(source TURN). Idempotent per conversation and turn id.")

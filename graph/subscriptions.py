@@ -1,14 +1,12 @@
 """Subscription root: review events for reviewers, live from the event bus.
 
-Events come from `runtime.bus` (in-process, or PostgreSQL LISTEN/NOTIFY across workers). Each
-subscriber sees only events in namespaces its token may see; the candidate or memory an event
-carries is loaded fresh, with the subscriber's own rights, when the client selects it.
+The core's feed (memory/feed.py) decides what a subscriber sees and ends it when its token is
+revoked; this door only maps events to GraphQL. The candidate or memory an event carries is
+loaded fresh, with the subscriber's own rights, when the client selects it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncGenerator
 from datetime import datetime
 from typing import Annotated, Any
@@ -16,13 +14,12 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 
-from graph.context import Context, authenticate, run
+from graph.context import Context, run
 from graph.enums import MemoryKind, ReviewAction
 from graph.errors import graphql_error
 from graph.permissions import CanReview
 from graph.types import Candidate, Memory
-from memory.errors import MemvetError, Unauthenticated
-from memory.namespaces import Namespace
+from memory.errors import MemvetError
 from memory.ports import ReviewEvent as CoreEvent
 
 
@@ -93,25 +90,13 @@ class ReviewEvent:
             return None
 
 
-_KNOWN_ACTIONS = {a.value for a in ReviewAction}
-# A subscription outlives the request that authenticated it: its token is checked again this
-# often, so a revoked token stops receiving events within this many seconds.
-RECHECK_S = 30.0
-
-
-async def _recheck(c: Context) -> None:
-    principal = await authenticate(c.service, c.credential)
-    if principal is None:
-        raise graphql_error(Unauthenticated("the token was revoked; reconnect with a valid one"))
-    c.principal = principal
-
-
 @strawberry.type
 class ReviewSubscription:
     @strawberry.subscription(
         description="Review events (created, merged, approved, rejected, archived, edited, "
                     "memory updated/deleted, policy changed) in the namespaces this token sees; "
-                    "reviewers and admins.",
+                    "reviewers and admins. A revoked token's subscription ends at once with "
+                    "UNAUTHENTICATED.",
         permission_classes=[CanReview])
     async def review_events(
         self, info: Info[Context, Any],
@@ -119,28 +104,8 @@ class ReviewSubscription:
             description="Only this namespace.")] = None,
     ) -> AsyncGenerator[ReviewEvent, None]:
         c = info.context
-        who = c.who
-        wanted: str | None = None
-        if namespace is not None:
-            try:
-                wanted = str(Namespace.parse(namespace))
-                who.require_namespace(wanted)
-            except MemvetError as exc:
-                raise graphql_error(exc) from exc
-        checked = time.monotonic()
-        async with c.runtime.bus.subscribe() as queue:
-            while True:
-                try:
-                    event: CoreEvent = await asyncio.wait_for(queue.get(), RECHECK_S)
-                except TimeoutError:
-                    event = None  # type: ignore[assignment]  # just time to re-check
-                if time.monotonic() - checked >= RECHECK_S:
-                    await _recheck(c)
-                    checked = time.monotonic()
-                if event is None:
-                    continue
-                if event.action not in _KNOWN_ACTIONS or not who.sees(event.namespace):
-                    continue
-                if wanted is not None and event.namespace != wanted:
-                    continue
+        try:
+            async for event in c.service.review_events(c.who, namespace=namespace):
                 yield ReviewEvent.of(event)
+        except MemvetError as exc:
+            raise graphql_error(exc) from exc

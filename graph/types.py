@@ -7,8 +7,9 @@ worker thread, so a client pays for them only when it selects them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import strawberry
 from strawberry.scalars import JSON
@@ -17,19 +18,44 @@ from strawberry.types import Info
 from graph.context import Context, call, run
 from graph.enums import CandidateSource, CandidateStatus, MemoryKind, TransitionAction
 from memory import records
+from memory.access import Principal
 from memory.errors import MemvetError
 from memory.service import MAX_RECALL_LIMIT
+
+T = TypeVar("T")
+
+
+async def _nested(info: Info[Context, Any], candidate: Candidate,
+                  read: Callable[[Principal], T], *, empty: T) -> T:
+    """A read behind one of a candidate's fields. On the reply to a write it never fails:
+    the write is done, and an error here would turn the whole reply into null and hide that;
+    a reply about a candidate the caller may not read gets the empty value."""
+    reply = getattr(candidate, "_reply", None)
+    if reply == "hidden":
+        return empty
+    who = info.context.who
+    if reply is None:
+        return await call(read, who)
+    try:
+        return await run(read, who)
+    except MemvetError:
+        return empty
 
 
 async def _origins(info: Info[Context, Any], candidate: Candidate) -> list[records.Origin]:
     """Origins of a candidate, fetched once even if `origin` and `origins` are both selected.
 
     Kept on the Candidate object (built per response), not in the context, which lives as
-    long as a WebSocket connection and would serve stale origins to later events."""
+    long as a WebSocket connection and would serve stale origins to later events. On a reply
+    about a candidate the caller may not read: only the caller's own observations."""
     found: list[records.Origin] | None = getattr(candidate, "_origins_loaded", None)
     if found is None:
         c = info.context
-        found = await call(c.service.origins, str(candidate.id), c.who)
+        if getattr(candidate, "_reply", None) == "hidden":
+            found = await run(c.service.own_origins, str(candidate.id), c.who)
+        else:
+            found = await _nested(
+                info, candidate, lambda who: c.service.origins(str(candidate.id), who), empty=[])
         candidate._origins_loaded = found  # type: ignore[attr-defined]  # per-object memo
     return found
 
@@ -188,7 +214,12 @@ class Candidate:
     source: CandidateSource = strawberry.field(description="How it was first proposed.")
     confidence: float = strawberry.field(
         description="The highest confidence among its observations (0–1).")
-    observations: int = strawberry.field(description="How often it was observed.")
+    observations: int = strawberry.field(
+        description="How often it was observed (in a reply to a write: how often this caller "
+                    "proposed it).")
+    independent_observations: int = strawberry.field(
+        description="In how many separate conversations it was observed (outside any "
+                    "conversation, one per token): what the auto-approve policy counts.")
     status: CandidateStatus = strawberry.field(description="Where it is in the lifecycle.")
     created_by: str | None = strawberry.field(description="The token id that first proposed it.")
     created_at: datetime = strawberry.field(description="First observed.")
@@ -205,11 +236,28 @@ class Candidate:
             id=strawberry.ID(c.id), content=c.content, kind=MemoryKind(c.kind.value),
             namespace=c.namespace, source=CandidateSource(c.source.value),
             confidence=c.confidence, observations=c.observations,
+            independent_observations=c.independent_observations,
             status=CandidateStatus(c.status.value), created_by=c.created_by,
             created_at=c.created_at, last_observed_at=c.last_observed_at,
             touched_at=c.touched_at, reviewed_at=c.reviewed_at, reviewed_by=c.reviewed_by,
             review_reason=c.review_reason,
         )
+
+    @classmethod
+    def of_receipt(cls, r: records.Receipt) -> Candidate:
+        """A write's reply: what the caller sent, the outcome's status, nothing others wrote."""
+        cand = cls(
+            id=strawberry.ID(r.candidate_id), content=r.content, kind=MemoryKind(r.kind.value),
+            namespace=r.namespace, source=CandidateSource(r.source.value),
+            confidence=r.confidence, observations=r.observations,
+            independent_observations=r.independent_observations,
+            status=CandidateStatus(r.status.value), created_by=r.created_by,
+            created_at=r.observed_at, last_observed_at=r.observed_at, touched_at=r.observed_at,
+            reviewed_at=None, reviewed_by=None, review_reason=None,
+        )
+        # A per-object mark read by the nested fields (see _nested).
+        cand._reply = "readable" if r.readable else "hidden"  # type: ignore[attr-defined]
+        return cand
 
     @strawberry.field(description="Where it was first observed (its oldest origin).")
     async def origin(self, info: Info[Context, Any]) -> Origin | None:
@@ -222,13 +270,16 @@ class Candidate:
 
     @strawberry.field(description="Its audit trail, oldest first.")
     async def transitions(self, info: Info[Context, Any]) -> list[Transition]:
-        c = info.context
-        return [Transition.of(t) for t in await call(c.service.transitions, str(self.id), c.who)]
+        service = info.context.service
+        found = await _nested(info, self, lambda who: service.transitions(str(self.id), who),
+                              empty=[])
+        return [Transition.of(t) for t in found]
 
     @strawberry.field(description="The memory it became, if approved (and not deleted).")
     async def memory(self, info: Info[Context, Any]) -> Memory | None:
-        c = info.context
-        found = await call(c.service.memory_of, str(self.id), c.who)
+        service = info.context.service
+        found = await _nested(info, self, lambda who: service.memory_of(str(self.id), who),
+                              empty=None)
         return Memory.of(found) if found is not None else None
 
     @strawberry.field(description="The closest approved memories in its namespace: check for "
@@ -238,5 +289,7 @@ class Candidate:
         limit: Annotated[int, strawberry.argument(
             description=f"How many (1-{MAX_RECALL_LIMIT}).")] = 5,
     ) -> list[RecallHit]:
-        c = info.context
-        return [RecallHit.of(h) for h in await call(c.service.related, str(self.id), c.who, limit)]
+        service = info.context.service
+        found = await _nested(info, self, lambda who: service.related(str(self.id), who, limit),
+                              empty=[])
+        return [RecallHit.of(h) for h in found]

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memory.errors import Forbidden
+from memory.errors import Forbidden, NotFound
 
 
 class Role(StrEnum):
@@ -56,16 +56,25 @@ class Principal:
 
     def require(self, permission: Permission) -> None:
         if not self.can(permission):
+            article = "an" if self.role.value[0] in "aeiou" else "a"
             raise Forbidden(
-                f"a {self.role.value} token may not do this (needs {permission.value} rights)"
+                f"{article} {self.role.value} token may not do this "
+                f"(it needs {permission.value} rights)"
             )
 
     def sees(self, namespace: str) -> bool:
         return self.namespaces is None or namespace in self.namespaces
 
     def require_namespace(self, namespace: str) -> None:
+        """For a namespace the caller named itself: refuse it by name."""
         if not self.sees(namespace):
             raise Forbidden(f"this token is not allowed in namespace {namespace!r}")
+
+    def require_visible(self, namespace: str, missing: str) -> None:
+        """For a record the caller found by id: outside its scope the record does not exist
+        for it (NOT_FOUND with `missing` as the message), and no namespace is named."""
+        if not self.sees(namespace):
+            raise NotFound(missing)
 
     def visible(self, namespaces: Iterable[str] | None) -> list[str] | None:
         """Narrow a namespace list to what this principal sees (None = everything it sees)."""

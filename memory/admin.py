@@ -16,9 +16,11 @@ from memory.errors import ValidationError
 from memory.kinds import Kind
 from memory.namespaces import validate_slug
 from memory.policy import POLICY_ACTOR, AutoApprovePolicy
+from memory.ports import EventAction
 from memory.records import (
     Status,
 )
+from memory.text import check_id
 
 log = logging.getLogger(__name__)
 
@@ -28,20 +30,26 @@ class Administration(ServiceCore):
 
     # ------------------------------------------------------------------ settings
     def policy(self, who: Principal) -> AutoApprovePolicy:
+        """The auto-approve policy, with only the namespace overrides the caller may see."""
         who.require(Permission.REVIEW)
         with self.engine.connect() as conn:
-            return self.runtime.policy(conn)
+            return self.runtime.policy(conn).seen_by(who.sees)
 
     def set_policy(self, policy: AutoApprovePolicy, who: Principal) -> AutoApprovePolicy:
-        """Change the auto-approve policy; pending candidates that now qualify are promoted."""
+        """Change the auto-approve policy; pending candidates that now qualify are promoted.
+
+        A scoped admin's policy keeps the overrides of namespaces it cannot see."""
         who.require(Permission.ADMIN)
+        for ns in [*policy.per_namespace, *policy.excluded_namespaces]:
+            who.require_namespace(ns)
         with self._write() as tx:
-            self.runtime.set(tx.conn, "auto_approve_policy", policy.to_json(), who.actor,
+            stored = policy.keeping_hidden(self.runtime.policy(tx.conn), who.sees)
+            self.runtime.set(tx.conn, "auto_approve_policy", stored.to_json(), who.actor,
                              self.clock())
             self._event(tx, "policy_changed", "", who.actor, enabled=policy.enabled)
         if policy.enabled:
             self._promote_qualifying()
-        return policy
+        return stored.seen_by(who.sees)
 
     def _promote_qualifying(self) -> None:
         with self._write() as tx:
@@ -49,8 +57,8 @@ class Administration(ServiceCore):
             rows = tx.conn.execute(select(store.candidates).where(
                 store.candidates.c.status == Status.PENDING.value)).mappings().all()
             for row in rows:
-                if policy.qualifies(Kind(row["kind"]), row["namespace"], row["observations"],
-                                    float(row["confidence"])):
+                if policy.qualifies(Kind(row["kind"]), row["namespace"],
+                                    row["independent_observations"], float(row["confidence"])):
                     memory = review.approve(tx.conn, dict(row), None, actor=POLICY_ACTOR,
                                             now=self.clock(), check_namespace=lambda ns: None)
                     tx.touched_index = True
@@ -85,6 +93,8 @@ class Administration(ServiceCore):
                      namespaces: Sequence[str] | None = None,
                      name: str | None = None) -> tuple[token_store.TokenInfo, str]:
         who.require(Permission.ADMIN)
+        if name is not None:
+            name = check_id(name, "token name")
         with self._write() as tx:
             return token_store.create(tx.conn, role=token_store.parse_role(str(role)),
                                       namespaces=namespaces, name=name, now=self.clock())
@@ -95,9 +105,13 @@ class Administration(ServiceCore):
             return token_store.list_tokens(conn)
 
     def revoke_token(self, token_id: str, who: Principal) -> token_store.TokenInfo:
+        """Revoke a token: it stops authenticating, and its open subscriptions end at once."""
         who.require(Permission.ADMIN)
+        token_id = check_id(token_id, "token id")
         with self._write() as tx:
-            return token_store.revoke(tx.conn, token_id, self.clock())
+            info = token_store.revoke(tx.conn, token_id, self.clock())
+            self._event(tx, EventAction.TOKEN_REVOKED, "", who.actor, token_id=info.id)
+        return info
 
     def authenticate(self, plaintext: str) -> Principal | None:
         with self.engine.connect() as conn:

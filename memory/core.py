@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
@@ -24,6 +25,7 @@ from memory.namespaces import resolve_namespace
 from memory.policy import POLICY_ACTOR
 from memory.ports import (
     CandidateMatcher,
+    EventBus,
     Extractor,
     MemoryIndex,
     ReviewEvent,
@@ -32,6 +34,7 @@ from memory.records import (
     Candidate,
     CandidateInput,
     Outcome,
+    Receipt,
     Source,
     Status,
     SubmitResult,
@@ -39,6 +42,7 @@ from memory.records import (
 )
 from memory.runtime import RuntimeSettings
 from memory.sync import IndexSync, ReconcileReport
+from memory.text import check_text
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +74,7 @@ class ServiceCore:
         index: MemoryIndex | None = None,
         matcher: CandidateMatcher | None = None,
         extractor: Extractor | None = None,
-        publish: Callable[[ReviewEvent], None] | None = None,
+        bus: EventBus | None = None,
         announce_index: Callable[[dict[str, list[str]]], None] | None = None,
         clock: Clock = utcnow,
         equivalence_threshold: float = 0.9,
@@ -84,7 +88,7 @@ class ServiceCore:
         self.index = index
         self.matcher = matcher
         self.extractor = extractor
-        self._publish = publish
+        self.bus = bus
         self.clock = clock
         self.equivalence_threshold = equivalence_threshold
         self.kind_weights = dict(kind_weights or DEFAULT_KIND_WEIGHTS)
@@ -150,10 +154,10 @@ class ServiceCore:
                 log.exception("equivalence matcher update failed")
         if tx.touched_index and self._sync is not None:
             self._sync.drain()
-        if self._publish is not None:
+        if self.bus is not None:
             for event in tx.events:
                 try:
-                    self._publish(event)
+                    self.bus.publish(event)
                 except Exception:
                     log.exception("publishing review event %s failed", event.action)
 
@@ -218,7 +222,9 @@ class ServiceCore:
             self._event(tx, "created", cand.namespace, who.actor, candidate_id=cand.id)
             outcome = Outcome.CREATED
         elif intake.seen_turn(conn, existing["id"], p.origin):
-            return SubmitResult(candidate_from_row(existing), Outcome.DUPLICATE)
+            cand = candidate_from_row(existing)
+            return SubmitResult(cand, Outcome.DUPLICATE,
+                                self._receipt(conn, cand, p, Outcome.DUPLICATE, who, now))
         else:
             cand, outcome, memory_id = intake.observe(conn, existing, p, who.actor, now)
             if outcome is Outcome.REVIVED:
@@ -227,7 +233,7 @@ class ServiceCore:
                         memory_id=memory_id, outcome=outcome.value)
         auto = False
         if cand.status is Status.PENDING and self.runtime.policy(conn).qualifies(
-            cand.kind, cand.namespace, cand.observations, cand.confidence
+            cand.kind, cand.namespace, cand.independent_observations, cand.confidence
         ):
             row = intake.load_for_update(conn, cand.id)
             assert row is not None
@@ -238,13 +244,37 @@ class ServiceCore:
                         candidate_id=cand.id, memory_id=memory.id)
             cand = queries.get_candidate(conn, cand.id) or cand
             auto = True
-        return SubmitResult(cand, outcome, auto)
+        receipt = self._receipt(conn, cand, p, outcome, who, now, auto_approved=auto)
+        return SubmitResult(cand, outcome, receipt, auto)
 
+    def _receipt(self, conn: Connection, cand: Candidate, p: intake.Proposal, outcome: Outcome,
+                 who: Principal, now: datetime, *, auto_approved: bool = False) -> Receipt:
+        """The caller's answer: what it sent, the outcome and the status, and nothing a
+        reviewer or another caller wrote."""
+        mine, mine_independent = intake.own_counts(conn, cand.id, who.id)
+        return Receipt(
+            candidate_id=cand.id, outcome=outcome, status=cand.status, content=p.content,
+            kind=p.kind, namespace=p.namespace, source=p.source, confidence=p.confidence,
+            observations=mine, independent_observations=mine_independent, observed_at=now,
+            created_by=who.id if cand.created_by == who.id else None,
+            readable=can_read(cand, who), auto_approved=auto_approved)
+
+
+def can_read(cand: Candidate, who: Principal) -> bool:
+    """A reviewer reads every candidate in its namespaces; an agent the ones it proposed."""
+    if not who.sees(cand.namespace):
+        return False
+    return who.can(Permission.REVIEW) or cand.created_by == who.id
+
+
+MAX_OFFSET = 1_000_000_000  # far past any real queue; keeps the SQL integer in range
 
 
 def check_page(offset: int, limit: int) -> tuple[int, int]:
     if offset < 0:
         raise ValidationError("offset must not be negative")
+    if offset > MAX_OFFSET:
+        raise ValidationError("offset is out of range")
     if not 1 <= limit <= MAX_PAGE:
         raise ValidationError(f"page size must be between 1 and {MAX_PAGE}")
     return offset, limit
@@ -253,7 +283,7 @@ def check_page(offset: int, limit: int) -> tuple[int, int]:
 def clean_reason(reason: str | None) -> str | None:
     if reason is None:
         return None
-    reason = reason.strip()
+    reason = check_text(reason, "reason").strip()
     if len(reason) > 2000:
         raise ValidationError("reason is over 2000 characters")
     return reason or None

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, union_all, update
+from sqlalchemy import and_, bindparam, case, distinct, func, insert, select, union_all, update
 from sqlalchemy.engine import Connection
 
 from memory import audit, store
@@ -33,6 +33,7 @@ from memory.records import (
     Status,
     candidate_from_row,
 )
+from memory.text import check_id, check_text
 
 _SPACE = re.compile(r"\s+")
 _EDGE_PUNCT = " \t\n.!?;:,'\"`“”‘’()[]"
@@ -43,7 +44,6 @@ _STATUS_PREFERENCE = {
     Status.ARCHIVED.value: 3,
 }
 MAX_EXCERPT_CHARS = 4000
-MAX_ID_CHARS = 200
 # Built once and executed with parameters: intake is the hot path, and building a statement
 # with literal values per call costs more than running it.
 _INSERT_CANDIDATE = insert(store.candidates)
@@ -66,9 +66,7 @@ def content_key(text: str) -> str:
 
 def clean_content(value: object) -> str:
     """Validate candidate/memory text: non-empty, at most 16 KB of UTF-8."""
-    if not isinstance(value, str):
-        raise ValidationError("content must be text")
-    text = value.replace("\x00", "").strip()
+    text = check_text(value, "content").replace("\x00", "").strip()
     if not text:
         raise ValidationError("content must not be empty")
     if len(text.encode("utf-8", errors="replace")) > MAX_CONTENT_BYTES:
@@ -89,14 +87,13 @@ def clean_confidence(value: object) -> float:
 def clean_origin(origin: OriginInput | None) -> OriginInput | None:
     if origin is None:
         return None
-    for name in ("conversation_id", "turn_id"):
-        value = getattr(origin, name)
-        if value is not None and (not isinstance(value, str) or len(value) > MAX_ID_CHARS):
-            raise ValidationError(f"{name} must be text of at most {MAX_ID_CHARS} characters")
+    conversation_id = check_id(origin.conversation_id, "conversation_id") if (
+        origin.conversation_id is not None) else None
+    turn_id = check_id(origin.turn_id, "turn_id") if origin.turn_id is not None else None
     excerpt = origin.excerpt
     if excerpt is not None:
-        excerpt = excerpt.replace("\x00", "")[:MAX_EXCERPT_CHARS]
-    return OriginInput(origin.conversation_id, origin.turn_id, excerpt, origin.turn_ref)
+        excerpt = check_text(excerpt, "excerpt").replace("\x00", "")[:MAX_EXCERPT_CHARS]
+    return OriginInput(conversation_id, turn_id, excerpt, origin.turn_ref)
 
 
 @dataclass(frozen=True)
@@ -162,6 +159,33 @@ _SEEN_TURN = select(store.origins.c.id).where(
 ).limit(1)
 
 
+def is_independent(conn: Connection, candidate_id: str, p: Proposal) -> bool:
+    """Would this observation be a new independent one: a conversation not yet counted on the
+    candidate, or (outside any conversation) a token that has not proposed it before?"""
+    o = store.origins.c
+    conversation = p.origin.conversation_id if p.origin else None
+    if conversation is not None:
+        same = o.conversation_id == conversation
+    else:
+        same = and_(o.conversation_id.is_(None),
+                    o.created_by.is_(None) if p.created_by is None
+                    else o.created_by == p.created_by)
+    query = select(o.id).where(o.candidate_id == candidate_id, same).limit(1)
+    return conn.execute(query).first() is None
+
+
+def own_counts(conn: Connection, candidate_id: str, created_by: str | None) -> tuple[int, int]:
+    """(observations, independent observations) that one token contributed to a candidate."""
+    o = store.origins.c
+    mine = o.created_by.is_(None) if created_by is None else o.created_by == created_by
+    row = conn.execute(
+        select(func.count(), func.count(distinct(o.conversation_id)),
+               func.max(case((o.conversation_id.is_(None), 1), else_=0)))
+        .where(o.candidate_id == candidate_id, mine)
+    ).one()
+    return int(row[0]), int(row[1]) + int(row[2] or 0)
+
+
 def add_origin(conn: Connection, candidate_id: str, p: Proposal, now: datetime) -> None:
     origin = p.origin or OriginInput()
     conn.execute(
@@ -174,6 +198,9 @@ def add_origin(conn: Connection, candidate_id: str, p: Proposal, now: datetime) 
             "conversation_id": origin.conversation_id,
             "turn_id": origin.turn_id,
             "excerpt": origin.excerpt,
+            "content": p.content,
+            "kind": p.kind.value,
+            "namespace": p.namespace,
             "confidence": p.confidence,
             "created_by": p.created_by,
             "created_at": now,
@@ -192,6 +219,7 @@ def insert_candidate(conn: Connection, p: Proposal, actor: str, now: datetime) -
         "source": p.source.value,
         "confidence": p.confidence,
         "observations": 1,
+        "independent_observations": 1,
         "status": Status.PENDING.value,
         "content_key": key,
         "original_key": key,
@@ -227,8 +255,11 @@ def observe(
 ) -> tuple[Candidate, Outcome, str | None]:
     """Count one more observation on an equivalent candidate. Returns the memory id touched."""
     status = Status(existing["status"])
+    independent = existing["independent_observations"] + (
+        1 if is_independent(conn, existing["id"], p) else 0)
     values: dict[str, Any] = {
         "observations": existing["observations"] + 1,
+        "independent_observations": independent,
         "confidence": max(float(existing["confidence"]), p.confidence),
         "last_observed_at": now,
         "touched_at": now,
@@ -265,8 +296,10 @@ def observe(
         actor=actor,
         at=now,
         changes=audit.diff(
-            {"observations": existing["observations"], "confidence": existing["confidence"]},
-            {"observations": values["observations"], "confidence": values["confidence"]},
+            {"observations": existing["observations"], "confidence": existing["confidence"],
+             "independent_observations": existing["independent_observations"]},
+            {"observations": values["observations"], "confidence": values["confidence"],
+             "independent_observations": independent},
         ),
     )
     return candidate_from_row({**existing, **values}), outcome, memory_id

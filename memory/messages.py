@@ -20,6 +20,7 @@ MAX_TOTAL_BYTES = 4 * 1024 * 1024
 
 # Control characters other than tab, newline and carriage return.
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def _text(content: object, index: int) -> str:
@@ -29,8 +30,8 @@ def _text(content: object, index: int) -> str:
         raise ValidationError(
             f"message {index}: content must be text, not {type(content).__name__}"
         )
-    # lone surrogates (from undecodable input) become U+FFFD
-    return content.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    # lone surrogates (from undecodable input) become U+FFFD, one for one
+    return _SURROGATE_RE.sub("\ufffd", content)
 
 
 def _parts(item: object, index: int) -> tuple[object, object]:

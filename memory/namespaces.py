@@ -53,19 +53,27 @@ class Namespace:
 
 
 def validate_slug(name: str, *, what: str = "name") -> str:
-    """Check a namespace slug: lowercase letters, digits, '-', '_', '.', '/'; 1-128 chars."""
+    """Check a namespace slug: lowercase letters, digits, '-', '_', '.', '/'; 1-128 chars;
+    '/' only between segments, and no '.' or '..' segment (a slug is never a path trick)."""
     if not isinstance(name, str) or not SLUG_RE.fullmatch(name):
         raise InvalidNamespace(
             f"{what}: the name after the prefix must be 1-128 characters of lowercase letters, "
             "digits, '-', '_', '.' or '/'"
         )
+    if any(segment in ("", ".", "..") for segment in name.split("/")):
+        raise InvalidNamespace(
+            f"{what}: '/' separates non-empty segments (no leading, trailing or double '/'), "
+            "and no segment may be '.' or '..'"
+        )
     return name
 
 
 def slugify(text: str) -> str:
-    """Best-effort slug for a free-form name (a folder name, say); never empty."""
+    """Best-effort slug for a free-form name (a folder name, say); never empty, always valid."""
     slug = re.sub(r"[^a-z0-9_./-]+", "-", text.strip().lower()).strip("-")
-    return slug[:128] or "default"
+    segments = [s for s in slug.split("/") if s not in ("", ".", "..")]
+    slug = "/".join(segments)[:128].strip("/")
+    return slug or "default"
 
 
 def resolve_namespace(value: str | None, active_persona: str) -> str:

@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import insert, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from memory import intake, queries, store
 from memory.access import Permission, Principal
-from memory.core import ServiceCore
+from memory.core import ServiceCore, can_read
 from memory.errors import MemvetError, ValidationError
 from memory.namespaces import Namespace, validate_slug
 from memory.ports import (
@@ -23,6 +24,7 @@ from memory.records import (
     CandidateInput,
     OriginInput,
     Outcome,
+    Receipt,
     Source,
     SubmitResult,
     Turn,
@@ -60,12 +62,13 @@ class ExtractionPasses(ServiceCore):
             workspace = Namespace.workspace(sub.workspace).name
             who.require_namespace(f"workspace:{workspace}")
         with self.engine.connect() as conn:
-            found = queries.find_turn(conn, sub.conversation_id, sub.turn_id, sub.trigger)
+            # Only this caller's own earlier submission makes a duplicate: another token
+            # replaying the ids gets a turn of its own and learns nothing of the first.
+            found = queries.find_turn(conn, sub.conversation_id, sub.turn_id, sub.trigger,
+                                      created_by=who.id)
             if found is not None:
-                same = [SubmitResult(c, Outcome.DUPLICATE)
-                        for c in queries.candidates_of_turn(conn, found.id)]
-                return TurnResult(found, same, queued=found.status == "queued",
-                                  duplicate=True)
+                return TurnResult(found, self._resubmitted(conn, found, who),
+                                  queued=found.status == "queued", duplicate=True)
         extractor = self.extractor
         background = bool(extractor is not None and getattr(extractor, "background", False))
         if background:
@@ -101,6 +104,25 @@ class ExtractionPasses(ServiceCore):
             turn = queries.get_turn(conn, turn_ref)
         assert turn is not None
         return TurnResult(turn, results, queued=background, duplicate=False)
+
+    def _resubmitted(self, conn: Connection, turn: Turn, who: Principal) -> list[SubmitResult]:
+        """Receipts for what this caller's turn produced the first time, counted once."""
+        results = []
+        for origin in queries.origins_of_turn(conn, turn.id):
+            cand = queries.get_candidate(conn, origin.candidate_id)
+            if cand is None or origin.created_by != who.id:
+                continue
+            mine, mine_independent = intake.own_counts(conn, cand.id, who.id)
+            receipt = Receipt(
+                candidate_id=cand.id, outcome=Outcome.DUPLICATE, status=cand.status,
+                content=origin.content or "", kind=origin.kind or cand.kind,
+                namespace=origin.namespace or cand.namespace, source=origin.source,
+                confidence=origin.confidence, observations=mine,
+                independent_observations=mine_independent, observed_at=origin.created_at,
+                created_by=who.id if cand.created_by == who.id else None,
+                readable=can_read(cand, who))
+            results.append(SubmitResult(cand, Outcome.DUPLICATE, receipt))
+        return results
 
     def _reserve_backlog(self) -> None:
         with self._backlog_lock:

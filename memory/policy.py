@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from memory.errors import ValidationError
@@ -30,6 +31,9 @@ class Threshold:
 @dataclass(frozen=True)
 class AutoApprovePolicy:
     """Promote a pending candidate once it is seen often enough with enough confidence.
+
+    "Often enough" counts independent observations: distinct conversations, and outside any
+    conversation one per token, so an agent repeating itself never approves its own proposal.
 
     Overrides are looked up namespace first, then kind; an override of None for a kind
     or namespace in `excluded_kinds` / `excluded_namespaces` means never auto-approve it.
@@ -61,19 +65,40 @@ class AutoApprovePolicy:
         threshold = self.threshold_for(kind, namespace)
         return threshold is not None and threshold.met(observations, confidence)
 
+    def seen_by(self, sees: Callable[[str], bool]) -> AutoApprovePolicy:
+        """The policy as a scoped caller may see it: overrides of other namespaces left out."""
+        return replace(
+            self,
+            per_namespace={ns: t for ns, t in self.per_namespace.items() if sees(ns)},
+            excluded_namespaces=frozenset(ns for ns in self.excluded_namespaces if sees(ns)),
+        )
+
+    def keeping_hidden(self, current: AutoApprovePolicy,
+                       sees: Callable[[str], bool]) -> AutoApprovePolicy:
+        """This policy, set by a scoped caller, with `current`'s overrides of the namespaces
+        it cannot see kept as they are (it cannot see them, so it cannot have meant them)."""
+        return replace(
+            self,
+            per_namespace={**{ns: t for ns, t in current.per_namespace.items() if not sees(ns)},
+                           **{ns: t for ns, t in self.per_namespace.items() if sees(ns)}},
+            excluded_namespaces=frozenset(
+                {ns for ns in current.excluded_namespaces if not sees(ns)}
+                | {ns for ns in self.excluded_namespaces if sees(ns)}),
+        )
+
     def describe(self) -> str:
         """A plain sentence of what the policy will do."""
         if not self.enabled:
             return "Auto-approve is off: every candidate waits for a person."
         text = (
-            f"Promote candidates seen ≥ {self.min_observations} times with confidence "
-            f"≥ {self.min_confidence:g}"
+            f"Promote candidates seen in ≥ {self.min_observations} separate conversations "
+            f"with confidence ≥ {self.min_confidence:g}"
         )
         extras = [
-            f"{k.value}: ≥ {t.min_observations} times, ≥ {t.min_confidence:g}"
+            f"{k.value}: ≥ {t.min_observations} conversations, ≥ {t.min_confidence:g}"
             for k, t in sorted(self.per_kind.items())
         ] + [
-            f"{ns}: ≥ {t.min_observations} times, ≥ {t.min_confidence:g}"
+            f"{ns}: ≥ {t.min_observations} conversations, ≥ {t.min_confidence:g}"
             for ns, t in sorted(self.per_namespace.items())
         ]
         if extras:

@@ -6,8 +6,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from memory.kinds import Kind
@@ -158,11 +161,31 @@ class CandidateMatcher(Protocol):
         ...
 
 
-@dataclass
-class EventSink:
-    """A place the core can publish review events to; see memory/events.py."""
+class EventAction(StrEnum):
+    """What a review event reports: one per transition, plus the policy and revocations."""
 
-    publish: Callable[[ReviewEvent], None]
+    CREATED = "created"
+    MERGED = "merged"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    ARCHIVED = "archived"
+    EDITED = "edited"
+    MEMORY_UPDATED = "memory_updated"
+    MEMORY_DELETED = "memory_deleted"
+    POLICY_CHANGED = "policy_changed"
+    TOKEN_REVOKED = "token_revoked"  # ends that token's live streams; never delivered
+
+
+PUBLIC_ACTIONS = frozenset(EventAction) - {EventAction.TOKEN_REVOKED}
+
+
+@runtime_checkable
+class EventBus(Protocol):
+    """Fans review events out to live subscribers (memory/events.py: in-process or NOTIFY)."""
+
+    def publish(self, event: ReviewEvent) -> None: ...
+
+    def subscribe(self) -> AbstractAsyncContextManager[asyncio.Queue[ReviewEvent]]: ...
 
 
 @dataclass(frozen=True)

@@ -211,14 +211,25 @@ def get_turn(conn: Connection, turn_ref: str) -> Turn | None:
     return turn_from_row(row) if row else None
 
 
-def find_turn(conn: Connection, conversation_id: str, turn_id: str, trigger: str) -> Turn | None:
+def find_turn(conn: Connection, conversation_id: str, turn_id: str, trigger: str, *,
+              created_by: str | None) -> Turn | None:
+    """The turn one token submitted under these ids (turns are idempotent per token)."""
     t = store.turns.c
     row = conn.execute(
         select(store.turns).where(
-            and_(t.conversation_id == conversation_id, t.turn_id == turn_id, t.trigger == trigger)
+            and_(t.conversation_id == conversation_id, t.turn_id == turn_id, t.trigger == trigger,
+                 t.created_by.is_(None) if created_by is None else t.created_by == created_by)
         )
     ).mappings().first()
     return turn_from_row(row) if row else None
+
+
+def origins_of_turn(conn: Connection, turn_ref: str) -> list[Origin]:
+    o = store.origins.c
+    rows = conn.execute(
+        select(store.origins).where(o.turn_ref == turn_ref).order_by(o.created_at, o.id)
+    ).mappings()
+    return [origin_from_row(r) for r in rows]
 
 
 def candidates_of_turn(conn: Connection, turn_ref: str) -> list[Candidate]:

@@ -9,7 +9,14 @@ from sqlalchemy import select
 
 from memory import queries, store
 from memory.access import Permission, Principal
-from memory.core import MAX_PAGE, MAX_QUERY_CHARS, MAX_RECALL_LIMIT, ServiceCore, check_page
+from memory.core import (
+    MAX_PAGE,
+    MAX_QUERY_CHARS,
+    MAX_RECALL_LIMIT,
+    ServiceCore,
+    can_read,
+    check_page,
+)
 from memory.errors import NotFound, ValidationError
 from memory.kinds import Kind, parse_kind
 from memory.namespaces import Namespace
@@ -25,6 +32,7 @@ from memory.records import (
     Transition,
     Turn,
 )
+from memory.text import check_id, check_text
 
 log = logging.getLogger(__name__)
 
@@ -55,21 +63,38 @@ class Reading(ServiceCore):
 
     def get_candidate(self, candidate_id: str, who: Principal) -> Candidate:
         who.require(Permission.READ_OWN)
+        candidate_id = check_id(candidate_id, "candidate id")
         with self.engine.connect() as conn:
             cand = queries.get_candidate(conn, candidate_id)
-        if cand is None or not self._can_read(cand, who):
+        if cand is None or not can_read(cand, who):
             raise NotFound(f"no candidate with id {candidate_id!r}")
         return cand
 
-    def _can_read(self, cand: Candidate, who: Principal) -> bool:
-        if not who.sees(cand.namespace):
-            return False
-        return who.can(Permission.REVIEW) or cand.created_by == who.id
-
     def origins(self, candidate_id: str, who: Principal) -> list[Origin]:
-        self.get_candidate(candidate_id, who)
+        """Where a candidate was observed. A reviewer sees every observation; an agent only
+        its own (others' excerpts come from conversations it has no part in)."""
+        who.require(Permission.READ_OWN)
+        candidate_id = check_id(candidate_id, "candidate id")
         with self.engine.connect() as conn:
-            return queries.origins(conn, candidate_id)
+            cand = queries.get_candidate(conn, candidate_id)
+            if cand is None or not who.sees(cand.namespace):
+                raise NotFound(f"no candidate with id {candidate_id!r}")
+            found = queries.origins(conn, candidate_id)
+        if who.can(Permission.REVIEW):
+            return found
+        mine = [o for o in found if o.created_by == who.id]
+        if not mine and cand.created_by != who.id:
+            raise NotFound(f"no candidate with id {candidate_id!r}")
+        return mine
+
+    def own_origins(self, candidate_id: str, who: Principal) -> list[Origin]:
+        """The observations the caller itself made of a candidate (for the reply to a write:
+        empty when it has none, so the answer tells nothing about others' candidates)."""
+        who.require(Permission.READ_OWN)
+        candidate_id = check_id(candidate_id, "candidate id")
+        with self.engine.connect() as conn:
+            found = queries.origins(conn, candidate_id)
+        return [o for o in found if o.created_by == who.id and who.sees(o.namespace or "")]
 
     def transitions(self, candidate_id: str, who: Principal) -> list[Transition]:
         self.get_candidate(candidate_id, who)
@@ -79,6 +104,7 @@ class Reading(ServiceCore):
     def turn(self, turn_ref: str, who: Principal) -> Turn:
         """The stored exchange behind an origin (for 'jump to the original turn')."""
         who.require(Permission.READ_OWN)
+        turn_ref = check_id(turn_ref, "turn id")
         with self.engine.connect() as conn:
             turn = queries.get_turn(conn, turn_ref)
             if turn is None:
@@ -101,6 +127,7 @@ class Reading(ServiceCore):
 
     def get_memory(self, memory_id: str, who: Principal) -> Memory:
         who.require(Permission.REVIEW)
+        memory_id = check_id(memory_id, "memory id")
         with self.engine.connect() as conn:
             mem = queries.get_memory(conn, memory_id)
         if mem is None or not who.sees(mem.namespace):
@@ -157,7 +184,7 @@ class Reading(ServiceCore):
                kinds: Sequence[Kind | str] | None = None, limit: int = 10) -> list[RecallHit]:
         """Semantic + lexical search over approved memories the caller may read."""
         who.require(Permission.RECALL)
-        if not isinstance(query, str) or not query.strip():
+        if not check_text(query, "query").strip():
             raise ValidationError("query must not be empty")
         if len(query) > MAX_QUERY_CHARS:
             raise ValidationError(f"query is over {MAX_QUERY_CHARS} characters")

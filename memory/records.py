@@ -54,6 +54,9 @@ class Origin:
     confidence: float
     created_by: str | None
     created_at: datetime
+    content: str | None = None  # what this observation proposed (None before 0002)
+    kind: Kind | None = None
+    namespace: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class Candidate:
     source: Source
     confidence: float
     observations: int
+    independent_observations: int  # distinct conversations (+1 per token outside any)
     status: Status
     created_by: str | None
     created_at: datetime
@@ -158,9 +162,38 @@ class Outcome(StrEnum):
 
 
 @dataclass(frozen=True)
+class Receipt:
+    """What a write path answers its caller: what the caller itself sent, the outcome and the
+    status, never what a reviewer or another caller wrote on the candidate.
+
+    `observations` and `independent_observations` count this caller's own observations;
+    `readable` says whether the caller may read the candidate itself (a reviewer in its
+    namespace, or the agent that first proposed it)."""
+
+    candidate_id: str
+    outcome: Outcome
+    status: Status
+    content: str
+    kind: Kind
+    namespace: str
+    source: Source
+    confidence: float
+    observations: int
+    independent_observations: int
+    observed_at: datetime
+    created_by: str | None
+    readable: bool
+    auto_approved: bool = False
+
+
+@dataclass(frozen=True)
 class SubmitResult:
+    """`receipt` is what every door hands its caller. `candidate` is the row as it now
+    stands, for trusted in-process callers (the operator's CLI, tests)."""
+
     candidate: Candidate
     outcome: Outcome
+    receipt: Receipt
     auto_approved: bool = False
 
 
@@ -205,6 +238,7 @@ def candidate_from_row(row: Mapping[Any, Any]) -> Candidate:
         source=Source(row["source"]),
         confidence=float(row["confidence"]),
         observations=int(row["observations"]),
+        independent_observations=int(row["independent_observations"]),
         status=Status(row["status"]),
         created_by=row["created_by"],
         created_at=row["created_at"],
@@ -242,6 +276,9 @@ def origin_from_row(row: Mapping[Any, Any]) -> Origin:
         confidence=float(row["confidence"]),
         created_by=row["created_by"],
         created_at=row["created_at"],
+        content=row.get("content"),
+        kind=Kind(row["kind"]) if row.get("kind") else None,
+        namespace=row.get("namespace"),
     )
 
 

@@ -21,6 +21,7 @@ from memory.access import Permission, Principal
 from memory.admin import Administration
 from memory.core import MAX_PAGE, MAX_QUERY_CHARS, MAX_RECALL_LIMIT, clean_reason
 from memory.errors import ValidationError
+from memory.feed import ReviewFeed
 from memory.passes import ExtractionPasses, TurnResult
 from memory.reading import Reading
 from memory.records import (
@@ -28,13 +29,14 @@ from memory.records import (
     CandidateEdit,
     Memory,
 )
+from memory.text import check_id
 
 log = logging.getLogger(__name__)
 
 __all__ = ["MAX_PAGE", "MAX_QUERY_CHARS", "MAX_RECALL_LIMIT", "MemoryService", "TurnResult"]
 
 
-class MemoryService(ExtractionPasses, Reading, Administration):
+class MemoryService(ExtractionPasses, Reading, Administration, ReviewFeed):
     """The domain facade: intake, extraction passes, review, reading, recall, administration."""
 
     # ------------------------------------------------------------------ review
@@ -43,9 +45,12 @@ class MemoryService(ExtractionPasses, Reading, Administration):
         """Approve a pending candidate (with the reviewer's edits); optionally retire the
         memory it supersedes in the same transaction."""
         who.require(Permission.REVIEW)
+        candidate_id = check_id(candidate_id, "candidate id")
+        supersede = check_id(supersede, "supersede") if supersede is not None else None
+        reason = clean_reason(reason)
         with self._write() as tx:
             row = review.get_candidate_row(tx.conn, candidate_id)
-            who.require_namespace(row["namespace"])
+            who.require_visible(row["namespace"], f"no candidate with id {candidate_id!r}")
             memory = review.approve(tx.conn, row, edit, actor=who.actor, now=self.clock(),
                                     check_namespace=who.require_namespace)
             tx.touched_index = True
@@ -56,7 +61,7 @@ class MemoryService(ExtractionPasses, Reading, Administration):
                         memory_id=memory.id)
             if supersede:
                 old = review.get_memory_row(tx.conn, supersede)
-                who.require_namespace(old["namespace"])
+                who.require_visible(old["namespace"], f"no memory with id {supersede!r}")
                 gone = review.delete_memory(
                     tx.conn, old, reason or f"superseded by memory {memory.id}",
                     actor=who.actor, now=self.clock())
@@ -68,10 +73,11 @@ class MemoryService(ExtractionPasses, Reading, Administration):
 
     def reject(self, candidate_id: str, who: Principal, reason: str | None = None) -> Candidate:
         who.require(Permission.REVIEW)
+        candidate_id = check_id(candidate_id, "candidate id")
         reason = clean_reason(reason)
         with self._write() as tx:
             row = review.get_candidate_row(tx.conn, candidate_id)
-            who.require_namespace(row["namespace"])
+            who.require_visible(row["namespace"], f"no candidate with id {candidate_id!r}")
             cand = review.reject(tx.conn, row, reason, actor=who.actor, now=self.clock())
             self._event(tx, "rejected", cand.namespace, who.actor, candidate_id=cand.id)
         return cand
@@ -80,9 +86,10 @@ class MemoryService(ExtractionPasses, Reading, Administration):
         who.require(Permission.REVIEW)
         if edit.is_empty():
             raise ValidationError("an edit must change content, kind or namespace")
+        candidate_id = check_id(candidate_id, "candidate id")
         with self._write() as tx:
             row = review.get_candidate_row(tx.conn, candidate_id)
-            who.require_namespace(row["namespace"])
+            who.require_visible(row["namespace"], f"no candidate with id {candidate_id!r}")
             cand = review.edit_candidate(tx.conn, row, edit, actor=who.actor, now=self.clock(),
                                          check_namespace=who.require_namespace)
             tx.matcher_drop.append(cand.id)
@@ -94,9 +101,10 @@ class MemoryService(ExtractionPasses, Reading, Administration):
         who.require(Permission.REVIEW)
         if edit.is_empty():
             raise ValidationError("an edit must change content, kind or namespace")
+        memory_id = check_id(memory_id, "memory id")
         with self._write() as tx:
             mem = review.get_memory_row(tx.conn, memory_id)
-            who.require_namespace(mem["namespace"])
+            who.require_visible(mem["namespace"], f"no memory with id {memory_id!r}")
             memory = review.update_memory(tx.conn, mem, edit, actor=who.actor, now=self.clock(),
                                           check_namespace=who.require_namespace)
             tx.touched_index = True
@@ -106,10 +114,11 @@ class MemoryService(ExtractionPasses, Reading, Administration):
 
     def delete_memory(self, memory_id: str, who: Principal, reason: str | None = None) -> Memory:
         who.require(Permission.REVIEW)
+        memory_id = check_id(memory_id, "memory id")
         reason = clean_reason(reason)
         with self._write() as tx:
             mem = review.get_memory_row(tx.conn, memory_id)
-            who.require_namespace(mem["namespace"])
+            who.require_visible(mem["namespace"], f"no memory with id {memory_id!r}")
             gone = review.delete_memory(tx.conn, mem, reason, actor=who.actor, now=self.clock())
             tx.touched_index = True
             self._event(tx, "memory_deleted", gone.namespace, who.actor,

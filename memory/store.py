@@ -73,7 +73,9 @@ turns = Table(
     Column("status", String(16), nullable=False, default="done"),  # queued | done | failed
     Column("created_by", String(64), nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
-    UniqueConstraint("conversation_id", "turn_id", "trigger"),
+    # Idempotent per submitting token: another token replaying the ids gets a turn of its own
+    # and learns nothing about this one.
+    UniqueConstraint("conversation_id", "turn_id", "trigger", "created_by"),
 )
 
 candidates = Table(
@@ -86,6 +88,9 @@ candidates = Table(
     Column("source", String(16), nullable=False),  # explicit | turn | compaction | manual
     Column("confidence", Float, nullable=False),
     Column("observations", Integer, nullable=False),
+    # Distinct conversations, plus one per token for observations outside any conversation:
+    # what the auto-approve policy counts (one agent repeating itself is one observation).
+    Column("independent_observations", Integer, nullable=False),
     Column("status", String(16), nullable=False),  # pending | approved | rejected | archived
     Column("content_key", String(64), nullable=False),
     Column("original_key", String(64), nullable=False),
@@ -112,10 +117,16 @@ origins = Table(
     Column("conversation_id", String(200), nullable=True),
     Column("turn_id", String(200), nullable=True),
     Column("excerpt", Text, nullable=True),
+    # What this observation proposed (a reviewer may later edit the candidate): the receipt
+    # an agent gets back is built from this, never from the row as it now stands.
+    Column("content", Text, nullable=True),
+    Column("kind", String(16), nullable=True),
+    Column("namespace", String(140), nullable=True),
     Column("confidence", Float, nullable=False),
     Column("created_by", String(64), nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
     Index(None, "candidate_id", "conversation_id", "turn_id"),
+    Index(None, "turn_ref"),
 )
 
 memories = Table(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,6 +19,10 @@ from memory.intake import new_id
 from memory.namespaces import Namespace
 
 TOKEN_PREFIX = "mvt_"
+MAX_TOKEN_CHARS = 200
+# What `create` hands out: the prefix and url-safe base64. Anything else is no token of ours,
+# and is turned away before it is hashed or looked up.
+_TOKEN_RE = re.compile(r"mvt_[A-Za-z0-9_-]{1,196}")
 
 
 @dataclass(frozen=True)
@@ -70,8 +75,25 @@ def create(
     return info, plaintext
 
 
+def bearer_token(header: object) -> str | None:
+    """The token in an `Authorization: Bearer <token>` value, or None.
+
+    The one parser for every door: HTTP and WebSocket GraphQL, and MCP. Accepts the header as
+    text or as the raw bytes of an ASGI scope; anything longer than a token could be, or not
+    shaped like one, is None."""
+    if isinstance(header, (bytes, bytearray)):
+        header = bytes(header).decode("latin-1")
+    if not isinstance(header, str) or len(header) > MAX_TOKEN_CHARS + 16:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not _TOKEN_RE.fullmatch(token):
+        return None
+    return token
+
+
 def authenticate(conn: Connection, plaintext: str) -> Principal | None:
-    if not plaintext or not plaintext.startswith(TOKEN_PREFIX) or len(plaintext) > 200:
+    if not isinstance(plaintext, str) or not _TOKEN_RE.fullmatch(plaintext):
         return None
     t = store.tokens.c
     row = conn.execute(
@@ -114,3 +136,10 @@ def revoke(conn: Connection, token_id: str, now: datetime) -> TokenInfo:
 def count_active(conn: Connection) -> int:
     t = store.tokens.c
     return len(conn.execute(select(t.id).where(t.revoked_at.is_(None))).all())
+
+
+def is_revoked(conn: Connection, token_id: str) -> bool:
+    """True once the token with this id is revoked (the operator's own principal never is)."""
+    t = store.tokens.c
+    row = conn.execute(select(t.revoked_at).where(t.id == token_id)).first()
+    return row is not None and row[0] is not None

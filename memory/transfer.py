@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, func, insert, select, text
+from sqlalchemy import Table, case, func, insert, select, text
 from sqlalchemy.engine import Connection
 
 from memory import intake, review, store
@@ -84,7 +84,10 @@ def _coerce(table: Table, data: dict[str, Any]) -> dict[str, Any]:
         raise ValidationError(f"unknown field(s): {', '.join(sorted(unknown))}")
     for name, column in table.c.items():
         if name not in data:
-            if column.nullable or column.autoincrement is True or name == "status":
+            # `independent_observations` arrived with schema 0002: older exports lack it and
+            # get it counted from their origins after the import.
+            if (column.nullable or column.autoincrement is True
+                    or name in ("status", "independent_observations")):
                 continue
             raise ValidationError(f"missing field {name!r}")
         value = data[name]
@@ -112,6 +115,10 @@ def _check_row(record: str, row: dict[str, Any]) -> None:
         intake.clean_confidence(row["confidence"])
         if int(row["observations"]) < 1:
             raise ValidationError("observations must be at least 1")
+        if "independent_observations" in row and not (
+                1 <= int(row["independent_observations"]) <= int(row["observations"])):
+            raise ValidationError(
+                "independent_observations must be between 1 and observations")
     if record == "transition":
         Action(row["action"])
 
@@ -205,6 +212,10 @@ def import_lines(conn: Connection, lines: Iterable[str], *, now: datetime) -> Im
 
     report = ImportReport()
     renumber = bool(conn.execute(select(func.count()).select_from(store.transitions)).scalar())
+    uncounted = [row["id"] for _, row in parsed.full.get("candidate", [])
+                 if "independent_observations" not in row]
+    for _, row in parsed.full.get("candidate", []):
+        row.setdefault("independent_observations", 1)
     for record, (table, _) in TABLES.items():
         rows = [row for _, row in parsed.full.get(record, [])]
         if record == "setting":
@@ -220,6 +231,8 @@ def import_lines(conn: Connection, lines: Iterable[str], *, now: datetime) -> Im
                 conn.execute(insert(store.index_outbox).values(
                     memory_id=row["id"], namespace=row["namespace"], op="upsert", created_at=now))
         report.counts[record] = len(rows)
+    if uncounted:
+        _count_independent(conn, uncounted)
     for _, item in parsed.minimal:
         memory_id = _import_minimal(conn, item, now)
         if memory_id is None:
@@ -254,3 +267,20 @@ def _import_minimal(conn: Connection, item: dict[str, Any], now: datetime) -> st
     memory = review.approve(conn, row, None, actor=item["approved_by"], now=now,
                             check_namespace=lambda ns: None)
     return memory.id
+
+
+def _count_independent(conn: Connection, candidate_ids: list[str]) -> None:
+    """Independent observations of candidates from an export that predates the count."""
+    o = store.origins.c
+    for start in range(0, len(candidate_ids), 500):
+        chunk = candidate_ids[start:start + 500]
+        counts = conn.execute(
+            select(o.candidate_id,
+                   func.count(func.distinct(o.conversation_id))
+                   + func.count(func.distinct(case((o.conversation_id.is_(None),
+                                                    func.coalesce(o.created_by, "")))))
+                   ).where(o.candidate_id.in_(chunk)).group_by(o.candidate_id))
+        for candidate_id, n in counts:
+            conn.execute(store.candidates.update()
+                         .where(store.candidates.c.id == candidate_id)
+                         .values(independent_observations=max(1, int(n))))

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.errors import ValidationError
-from memory.intake import MAX_ID_CHARS
 from memory.messages import validate_messages
 from memory.ports import Message
+from memory.text import MAX_ID_CHARS, check_id
 
 TRIGGERS = ("turn", "compaction")
 
@@ -27,8 +27,8 @@ class TurnSubmission:
 
 def validate_submission(sub: TurnSubmission) -> TurnSubmission:
     for name in ("conversation_id", "turn_id"):
-        value = getattr(sub, name)
-        if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
+        value = check_id(getattr(sub, name), name)
+        if not value.strip():
             raise ValidationError(f"{name} must be 1-{MAX_ID_CHARS} characters")
     if sub.trigger not in TRIGGERS:
         raise ValidationError(f"trigger must be one of {', '.join(TRIGGERS)}")

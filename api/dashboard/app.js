@@ -65,11 +65,19 @@ function clearToken() {
   } catch { /* nothing stored */ }
 }
 
+// The sign-in link is `/#token=…`: a fragment never reaches the server, so the token stays
+// out of access logs. `/?token=…` still works (the server redacts it from its logs).
 function takeTokenFromUrl() {
   const url = new URL(location.href);
-  const token = url.searchParams.get('token');
-  if (token === null) return null;
-  url.searchParams.delete('token');
+  const fragment = new URLSearchParams(url.hash.replace(/^#/, ''));
+  let token = fragment.get('token');
+  if (token !== null) {
+    url.hash = '';
+  } else {
+    token = url.searchParams.get('token');
+    if (token === null) return null;
+    url.searchParams.delete('token');
+  }
   // drop it from the address bar (and history) before anything else happens
   history.replaceState(history.state, '', url.pathname + url.search + url.hash);
   return token.trim() || null;

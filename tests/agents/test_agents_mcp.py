@@ -52,7 +52,7 @@ def test_remember_makes_a_pending_explicit_candidate(server: Server) -> None:
                                                     "namespace": "workspace:desk"})
         assert not first.is_error and not again.is_error
         assert "awaits human review" in text_of(first) and "merged: no" in text_of(first)
-        assert "merged: yes" in text_of(again) and "seen 2x" in text_of(again)
+        assert "merged: yes" in text_of(again) and "you proposed it 2x" in text_of(again)
         assert text_of(recalled) == "No approved memories match."  # pending is never recalled
         [cand] = server.candidates("PENDING", "workspace:desk")
         assert cand["id"] in text_of(first)

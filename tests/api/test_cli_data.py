@@ -161,9 +161,15 @@ def test_second_server_on_the_same_data_dir_refuses(tmp_path: Path) -> None:
         assert second.returncode == 2
         assert "already using" in second.stderr
         assert httpx.get(f"http://127.0.0.1:{port}/healthz").json()["status"] == "ok"
+        # The legacy sign-in link still works, and its token never reaches the access log.
+        legacy = httpx.get(f"http://127.0.0.1:{port}/?token=mvt_legacy-secret-123")
+        assert legacy.status_code == 200
     finally:
         first.terminate()
-        _, err = first.communicate(timeout=30)
-    # The first start with no tokens printed an admin token and the dashboard URL.
-    assert f"http://127.0.0.1:{port}/?token=mvt_" in err
+        out, err = first.communicate(timeout=30)
+    # The first start with no tokens printed an admin token and the dashboard URL, which
+    # signs in by fragment (a fragment never reaches the server).
+    assert f"http://127.0.0.1:{port}/#token=mvt_" in err
+    assert "GET /?token=[redacted]" in out + err
+    assert "legacy-secret-123" not in out + err
     time.sleep(0.1)

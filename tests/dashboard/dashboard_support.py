@@ -215,8 +215,8 @@ def screenshot(page: Any, name: str) -> Path:
 
 def sign_in(page: Any, server: Server, role: str = "reviewer", *,
             wait_live: bool = True) -> None:
-    """Open the dashboard signed in through `/?token=` and wait for live updates."""
-    page.goto(f"{server.url}/?token={server.tokens[role]}")
+    """Open the dashboard signed in through `/#token=` and wait for live updates."""
+    page.goto(f"{server.url}/#token={server.tokens[role]}")
     page.wait_for_selector("#app:not([hidden])")
     if wait_live:
         page.wait_for_selector("#conn[data-state=live]", timeout=15000)

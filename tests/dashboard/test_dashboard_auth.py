@@ -43,11 +43,12 @@ def test_sign_in_with_the_form_and_sign_out(page: Any, dashboard_server: Server)
     page.wait_for_selector("#signin:not([hidden])")
 
 
+@pytest.mark.parametrize("link", ["/#token=", "/?token="], ids=["fragment", "legacy-query"])
 def test_token_in_the_url_signs_in_and_leaves_the_address_bar(
-    page: Any, dashboard_server: Server
+    page: Any, dashboard_server: Server, link: str
 ) -> None:
     token = dashboard_server.tokens["admin"]
-    page.goto(f"{dashboard_server.url}/?token={token}")
+    page.goto(f"{dashboard_server.url}{link}{token}")
     page.wait_for_selector("#app:not([hidden])")
     assert token not in page.url
     assert "token=" not in page.url

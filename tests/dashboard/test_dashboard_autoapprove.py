@@ -57,20 +57,26 @@ def test_auto_approve_off_by_default_then_promotes_a_qualifying_candidate(
     page.keyboard.press("Space")
     page.fill("#policy-min-obs", "2")
     page.fill("#policy-min-conf", "0.9")
-    assert "Promote candidates seen ≥ 2 times with confidence ≥ 0.9" in (
+    assert "Promote candidates seen in ≥ 2 separate conversations with confidence ≥ 0.9" in (
         page.locator("#policy-sentence").text_content())
+    assert "once per token" in page.locator("#policy-counts").text_content()
     page.click("#policy-save")
     page.wait_for_function("() => document.querySelector('#policy-state').textContent === 'ON'")
     # the sentence is now the server's own description
     assert page.locator("#policy-sentence").text_content() == (
-        "Promote candidates seen ≥ 2 times with confidence ≥ 0.9.")
+        "Promote candidates seen in ≥ 2 separate conversations with confidence ≥ 0.9.")
     screenshot(page, "advanced-on")
 
-    # the queue shows the candidate; a second observation promotes it without a click
+    # the queue shows the candidate; the same agent repeating itself is one observation...
     page.keyboard.press("1")
     r = row(page, text)
     r.wait_for()
-    policy_server.remember(text, "FACT", ns, confidence=0.95)
+    again = policy_server.remember(text, "FACT", ns, confidence=0.95)
+    assert again["status"] == "PENDING"
+    r.filter(has_text="seen 2× · in 1 conversation").wait_for()
+    # ...and a second, independent observation promotes it without a click
+    other = policy_server.create_token("AGENT", "second-agent")
+    policy_server.remember(text, "FACT", ns, confidence=0.95, token=other)
     r.wait_for(state="detached")  # live: it left the queue by itself
     page.wait_for_function(
         "() => document.querySelector('#announcer').textContent.includes('Auto-approved')")

@@ -35,9 +35,11 @@ def test_implements_the_port(index: ChromaMemoryIndex) -> None:
     assert isinstance(index, MemoryIndex)
 
 
-@given(
-    st.from_regex(r"[a-z0-9_./-]{1,128}", fullmatch=True), st.sampled_from(["persona", "workspace"])
-)
+SEGMENT = st.from_regex(r"[a-z0-9_.-]{1,40}", fullmatch=True).filter(lambda s: s not in (".", ".."))
+SLUG = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join).filter(lambda s: len(s) <= 128)
+
+
+@given(SLUG, st.sampled_from(["persona", "workspace"]))
 def test_collection_names_are_valid_and_reversible(name: str, scope: str) -> None:
     ns = f"{scope}:{name}"
     col = collection_name(ns)

@@ -31,6 +31,7 @@ WS_PROTOCOL = "graphql-transport-ws"
 class Server:
     url: str
     tokens: dict[str, str] = field(default_factory=dict)
+    settings: Settings | None = None  # the data dir it serves, for operator-side calls
 
     @property
     def graphql_url(self) -> str:
@@ -116,7 +117,7 @@ def run_server(settings: Settings, *, index: MemoryIndex | None = None,
                 raise TimeoutError("the test server did not start within 60 s")
             time.sleep(0.05)
         wait_http(f"{url}/healthz", timeout=30)
-        yield Server(url=url, tokens=made)
+        yield Server(url=url, tokens=made, settings=settings)
     finally:
         server.should_exit = True
         thread.join(timeout=30)

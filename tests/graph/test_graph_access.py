@@ -277,28 +277,38 @@ class TestScopedTokens:
         stats = server.ok("{ queueStats { pendingByNamespace { namespace } } }", as_=who)
         assert {p["namespace"] for p in stats["queueStats"]["pendingByNamespace"]} <= {self.MINE}
 
-    def test_foreign_writes_are_forbidden_and_write_nothing(
+    def test_foreign_writes_are_refused_and_write_nothing(
             self, server: Server, world: dict[str, Any]) -> None:
         who = "scoped_reviewer"
         other = world["other"]
-        attempts = [
+        # Records of another namespace, found by id, do not exist for this token: NOT_FOUND,
+        # and the answer names no namespace.
+        unseen = [
             ("mutation($id: ID!) { approveCandidate(id: $id) { %s } }",
              {"id": world["foreign_cand"]}),
             ("mutation($id: ID!) { rejectCandidate(id: $id) { %s } }",
              {"id": world["foreign_cand"]}),
             ('mutation($id: ID!) { editCandidate(id: $id, edit: {content: "x"}) { %s } }',
              {"id": world["foreign_cand"]}),
-            ('mutation($id: ID!, $ns: String) { editCandidate(id: $id, edit: {namespace: $ns}) '
-             '{ %s } }', {"id": world["mine_cand"], "ns": other}),
-            ('mutation($id: ID!, $ns: String) { approveCandidate(id: $id, edit: {namespace: '
-             '$ns}) { %s } }', {"id": world["mine_cand"], "ns": other}),
             ('mutation($id: ID!, $old: ID) { approveCandidate(id: $id, supersede: $old) { %s } }',
              {"id": world["mine_cand"], "old": world["foreign_mem"]}),
             ('mutation($id: ID!) { updateMemory(id: $id, edit: {content: "x"}) { %s } }',
              {"id": world["foreign_mem"]}),
+            ("mutation($id: ID!) { deleteMemory(id: $id) { %s } }", {"id": world["foreign_mem"]}),
+        ]
+        for template, variables in unseen:
+            body = server.gql(template % U, variables, as_=who)
+            result = next(iter(body["data"].values()))
+            assert result["__typename"] == "NotFoundError", (template, body)
+            assert "workspace:" not in result["message"] and "persona:" not in result["message"]
+        # A namespace the token names itself is refused by name.
+        attempts = [
+            ('mutation($id: ID!, $ns: String) { editCandidate(id: $id, edit: {namespace: $ns}) '
+             '{ %s } }', {"id": world["mine_cand"], "ns": other}),
+            ('mutation($id: ID!, $ns: String) { approveCandidate(id: $id, edit: {namespace: '
+             '$ns}) { %s } }', {"id": world["mine_cand"], "ns": other}),
             ('mutation($id: ID!, $ns: String) { updateMemory(id: $id, edit: {namespace: $ns}) '
              '{ %s } }', {"id": world["mine_mem"], "ns": other}),
-            ("mutation($id: ID!) { deleteMemory(id: $id) { %s } }", {"id": world["foreign_mem"]}),
             ('mutation($ns: String) { remember(content: "x", kind: FACT, namespace: $ns) '
              '{ %s } }', {"ns": other}),
             ('mutation($ns: String) { addCandidate(content: "x", kind: FACT, namespace: $ns) '

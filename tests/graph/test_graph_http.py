@@ -4,9 +4,11 @@ settings and tokens, with union results asserted by __typename."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
-from graph_support import REMEMBER, Server
+import httpx
+from graph_support import REMEMBER, Server, run_server, settings_for
 
 CANDIDATE_FIELDS = """
   id content kind namespace source confidence observations status createdAt lastObservedAt
@@ -357,12 +359,19 @@ def test_authentication_errors(server: Server) -> None:
         assert response.status_code == 401
         assert response.headers["www-authenticate"] == "Bearer"
         assert response.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
-    import httpx
 
     with httpx.Client(trust_env=False) as client:
         basic = client.post(server.graphql_url, json={"query": "{ viewer { name } }"},
                             headers={"Authorization": "Basic abc"})
         assert basic.status_code == 401
-        # The GraphiQL page itself needs no token (it sends one as a header).
+        # GraphiQL is off by default (it loads scripts from a CDN): no page, and no 500.
+        page = client.get(server.graphql_url, headers={"Accept": "text/html"})
+        assert page.status_code < 500 and "graphiql" not in page.text.lower()
+
+
+def test_graphiql_when_a_setting_turns_it_on(tmp_path: Path) -> None:
+    with run_server(settings_for(tmp_path, graphiql=True), tokens={}) as server, \
+            httpx.Client(trust_env=False) as client:
+        # The page itself needs no token (it sends one as a header).
         page = client.get(server.graphql_url, headers={"Accept": "text/html"})
         assert page.status_code == 200 and "graphiql" in page.text.lower()

@@ -58,7 +58,7 @@ def test_local_bus_delivers_from_worker_threads() -> None:
 
 def test_service_publishes_after_commit(engine: Engine, clock: FakeClock) -> None:
     bus = LocalEventBus()
-    svc = MemoryService(engine=engine, clock=clock, publish=bus.publish)
+    svc = MemoryService(engine=engine, clock=clock, bus=bus)
 
     async def main() -> list[ReviewEvent]:
         async with bus.subscribe() as queue:

@@ -24,6 +24,7 @@ from memory.records import (
     Action,
     CandidateEdit,
     CandidateInput,
+    OriginInput,
     Outcome,
     Source,
     Status,
@@ -228,13 +229,16 @@ def test_auto_approve_is_off_by_default(service: MemoryService) -> None:
     assert not r.auto_approved and r.candidate.status is Status.PENDING
 
 
+THIRD_AGENT = Principal(id="agent-3", name="aider", role=Role.AGENT)
+
+
 def test_auto_approve_min_observations_and_confidence(service: MemoryService) -> None:
     service.set_policy(AutoApprovePolicy(enabled=True, min_observations=3, min_confidence=0.8),
                        ADMIN)
     assert remember(service, "use pnpm", confidence=0.9).candidate.status is Status.PENDING
-    r = remember(service, "Use pnpm", confidence=0.5)
+    r = remember(service, "Use pnpm", confidence=0.5, who=OTHER_AGENT)
     assert r.candidate.status is Status.PENDING and r.candidate.observations == 2
-    r = remember(service, "use pnpm.", confidence=0.1)  # max confidence 0.9 counts
+    r = remember(service, "use pnpm.", confidence=0.1, who=THIRD_AGENT)  # max 0.9 counts
     assert r.auto_approved and r.candidate.status is Status.APPROVED
     mem = service.memory_of(r.candidate.id, REVIEWER)
     assert mem is not None and mem.approved_by == POLICY_ACTOR and mem.observations == 3
@@ -242,9 +246,31 @@ def test_auto_approve_min_observations_and_confidence(service: MemoryService) ->
     assert (t.action, t.actor, t.from_status, t.to_status) == (
         Action.APPROVED, POLICY_ACTOR, Status.PENDING, Status.APPROVED)
     # low confidence never qualifies however often it is seen
-    for _ in range(5):
-        low = remember(service, "maybe yarn", confidence=0.79)
+    for who in (AGENT, OTHER_AGENT, THIRD_AGENT, REVIEWER, ADMIN):
+        low = remember(service, "maybe yarn", confidence=0.79, who=who)
     assert low.candidate.status is Status.PENDING and low.candidate.observations == 5
+
+
+def test_one_agent_repeating_itself_is_one_observation(service: MemoryService) -> None:
+    """The red-team reproduction: three remembers at confidence 1.0 from one token."""
+    service.set_policy(AutoApprovePolicy(enabled=True, min_observations=3, min_confidence=0.8),
+                       ADMIN)
+    for _ in range(5):
+        r = remember(service, "deploys go through the red button", confidence=1.0)
+    assert not r.auto_approved and r.candidate.status is Status.PENDING
+    assert (r.candidate.observations, r.candidate.independent_observations) == (5, 1)
+    # the same conversation turn after turn is one observation too...
+    for turn in ("t1", "t2", "t3"):
+        r = service.submit(CandidateInput(
+            "deploys go through the red button", "fact", NS, Source.TURN, 1.0,
+            OriginInput("conv-1", turn)), AGENT)
+    assert r.candidate.status is Status.PENDING and r.candidate.independent_observations == 2
+    # ...and a third separate conversation makes three
+    r = service.submit(CandidateInput(
+        "deploys go through the red button", "fact", NS, Source.TURN, 1.0,
+        OriginInput("conv-2", "t1")), AGENT)
+    assert r.auto_approved and r.candidate.independent_observations == 3
+    assert r.receipt.observations == 9 and r.receipt.independent_observations == 3
 
 
 def test_auto_approve_overrides_and_exclusions(service: MemoryService) -> None:
@@ -254,29 +280,36 @@ def test_auto_approve_overrides_and_exclusions(service: MemoryService) -> None:
         per_namespace={"workspace:trusted": Threshold(1, 0.5)},
         excluded_kinds=frozenset({Kind.POSTMORTEM}),
     ), ADMIN)
+    agents = [Principal(id=f"agent-{i}", name=f"a{i}", role=Role.AGENT) for i in range(5)]
     assert remember(service, "a", ns="workspace:trusted").auto_approved
     for i in range(3):
-        assert not remember(service, "d", kind="decision").auto_approved, i
-    assert remember(service, "d", kind="decision").auto_approved
-    for _ in range(5):
-        assert not remember(service, "p", kind="postmortem", confidence=1.0).auto_approved
-    remember(service, "f")
-    assert remember(service, "f").auto_approved
+        assert not remember(service, "d", kind="decision", who=agents[i]).auto_approved, i
+    assert remember(service, "d", kind="decision", who=agents[3]).auto_approved
+    for who in agents:
+        assert not remember(service, "p", kind="postmortem", confidence=1.0,
+                            who=who).auto_approved
+    remember(service, "f", who=agents[0])
+    assert not remember(service, "f", who=agents[0]).auto_approved
+    assert remember(service, "f", who=agents[1]).auto_approved
 
 
 def test_turning_the_policy_on_promotes_qualifying_pending(service: MemoryService) -> None:
     ready = remember(service, "ready", confidence=0.95).candidate
-    remember(service, "ready", confidence=0.95)
-    remember(service, "ready", confidence=0.95)
+    remember(service, "ready", confidence=0.95, who=OTHER_AGENT)
+    remember(service, "ready", confidence=0.95, who=THIRD_AGENT)
+    repeated = remember(service, "repeated", confidence=0.95).candidate
+    for _ in range(3):
+        remember(service, "repeated", confidence=0.95)
     not_ready = remember(service, "not ready", confidence=0.95).candidate
     rejected = remember(service, "rejected", confidence=1.0).candidate
-    for _ in range(3):
-        remember(service, "rejected", confidence=1.0)
+    for who in (OTHER_AGENT, THIRD_AGENT, REVIEWER):
+        remember(service, "rejected", confidence=1.0, who=who)
     service.reject(rejected.id, REVIEWER)
     service.set_policy(AutoApprovePolicy(enabled=False, min_observations=1), ADMIN)
     assert service.get_candidate(not_ready.id, REVIEWER).status is Status.PENDING
     service.set_policy(AutoApprovePolicy(enabled=True), ADMIN)
     assert service.get_candidate(ready.id, REVIEWER).status is Status.APPROVED
+    assert service.get_candidate(repeated.id, REVIEWER).status is Status.PENDING
     assert service.get_candidate(not_ready.id, REVIEWER).status is Status.PENDING
     assert service.get_candidate(rejected.id, REVIEWER).status is Status.REJECTED
     assert service.memory_of(ready.id, REVIEWER).approved_by == POLICY_ACTOR  # type: ignore[union-attr]
@@ -332,22 +365,34 @@ def test_scoped_tokens_stay_in_their_namespaces(service: MemoryService) -> None:
     web_mem = service.approve(remember(service, "web memory", ns="workspace:web",
                                        who=REVIEWER).candidate.id, REVIEWER)
     before = dump(service.engine)
+    # A namespace the caller names itself is refused by name...
     forbidden = [
         lambda: remember(service, "x", ns="workspace:web", who=SHOP_AGENT),
         lambda: remember(service, "x", ns="workspace:web", who=SHOP_REVIEWER),
-        lambda: service.approve(web.id, SHOP_REVIEWER),
-        lambda: service.reject(web.id, SHOP_REVIEWER),
-        lambda: service.edit_candidate(web.id, CandidateEdit(content="x"), SHOP_REVIEWER),
         lambda: service.approve(shop.id, SHOP_REVIEWER,
                                 edit=CandidateEdit(namespace="workspace:web")),
-        lambda: service.update_memory(web_mem.id, CandidateEdit(content="x"), SHOP_REVIEWER),
-        lambda: service.delete_memory(web_mem.id, SHOP_REVIEWER),
         lambda: service.list_candidates(SHOP_REVIEWER, namespaces=["workspace:web"]),
         lambda: service.recall("web", SHOP_AGENT, namespaces=["workspace:web"]),
     ]
     for call in forbidden:
         with pytest.raises(Forbidden):
             call()
+    # ...but a record outside its scope, found by id, does not exist for it, and the answer
+    # names no namespace.
+    unseen = [
+        lambda: service.approve(web.id, SHOP_REVIEWER),
+        lambda: service.reject(web.id, SHOP_REVIEWER),
+        lambda: service.edit_candidate(web.id, CandidateEdit(content="x"), SHOP_REVIEWER),
+        lambda: service.update_memory(web_mem.id, CandidateEdit(content="x"), SHOP_REVIEWER),
+        lambda: service.delete_memory(web_mem.id, SHOP_REVIEWER),
+        lambda: service.approve(shop.id, SHOP_REVIEWER, supersede=web_mem.id),
+        lambda: service.origins(web.id, SHOP_REVIEWER),
+        lambda: service.transitions(web.id, SHOP_REVIEWER),
+    ]
+    for call in unseen:
+        with pytest.raises(NotFound) as err:
+            call()
+        assert "workspace:" not in err.value.message
     assert dump(service.engine) == before
     with pytest.raises(NotFound):
         service.get_candidate(web.id, SHOP_REVIEWER)

@@ -232,7 +232,8 @@ class CoreMachine(RuleBasedStateMachine):
             for cid in self._ids(Status.PENDING):
                 c = queries.get_candidate(conn, cid)
                 assert c is not None
-                assert not policy.qualifies(c.kind, c.namespace, c.observations, c.confidence)
+                assert not policy.qualifies(c.kind, c.namespace, c.independent_observations,
+                                          c.confidence)
 
     # ------------------------------------------------------------------ invariants
     @invariant()

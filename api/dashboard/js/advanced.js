@@ -5,7 +5,7 @@ import { h, announce } from './dom.js';
 
 export function describePolicy(enabled, minObs, minConf) {
   if (!enabled) return 'Auto-approve is off: every candidate waits for a person.';
-  return `Promote candidates seen ≥ ${minObs} times with confidence ≥ ${Number(minConf)}.`;
+  return `Promote candidates seen in ≥ ${minObs} separate conversations with confidence ≥ ${Number(minConf)}.`;
 }
 
 function forbidden(err) {
@@ -41,9 +41,10 @@ export class AdvancedView {
     },
     h('div', { class: 'card-head' }, h('h2', { id: 'policy-h' }, 'Auto-approve'), this.pill),
     h('p', { class: 'muted' }, 'When on, a pending candidate that reaches both thresholds is promoted without a click; its history records the policy as the approver. Keep it off until you trust extraction quality.'),
+    h('p', { class: 'muted', id: 'policy-counts' }, 'What counts: independent observations. Each distinct conversation counts once; a proposal made outside any conversation (an agent calling remember, a person adding one) counts once per token. An agent repeating itself is one observation, however often it repeats.'),
     h('label', { class: 'switch', for: 'policy-enabled' }, this.enabled, h('span', { class: 'switch-track', 'aria-hidden': 'true' }), h('span', {}, 'Approve qualifying candidates automatically')),
     h('div', { class: 'editor-row' },
-      h('label', { class: 'field', for: 'policy-min-obs' }, h('span', {}, 'Minimum observations'), this.minObs),
+      h('label', { class: 'field', for: 'policy-min-obs' }, h('span', {}, 'Minimum separate conversations'), this.minObs),
       h('label', { class: 'field', for: 'policy-min-conf' }, h('span', {}, 'Minimum confidence (0–1)'), this.minConf)),
     this.sentence,
     this.policyErr,

@@ -291,7 +291,7 @@ export class PendingView {
         h('span', { class: 'ns', title: 'Namespace' }, c.namespace),
         h('span', { title: 'Source' }, lower(c.source)),
         h('span', { title: 'Confidence' }, `confidence ${pct(c.confidence)}`),
-        h('span', { title: 'Observation count', class: c.observations > 1 ? 'strong' : '' }, `seen ${c.observations}×`),
+        h('span', { title: 'Observations, and in how many separate conversations (one per token outside a conversation): the policy counts the second', class: c.observations > 1 ? 'strong' : '' }, `seen ${c.observations}× · in ${c.independentObservations} conversation${c.independentObservations === 1 ? '' : 's'}`),
         h('span', { title: 'First observed' }, timeEl(c.createdAt))),
       isPending(c) ? null : h('div', { class: 'review-line' },
         `${lower(c.status)}${c.reviewedBy ? ` by ${c.reviewedBy}` : ''} `, timeEl(c.reviewedAt),

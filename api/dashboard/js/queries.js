@@ -3,7 +3,7 @@
 
 const CANDIDATE_FIELDS = `
 fragment CandidateFields on Candidate {
-  id content kind namespace source confidence observations status createdAt lastObservedAt
+  id content kind namespace source confidence observations independentObservations status createdAt lastObservedAt
 }`;
 
 const MEMORY_FIELDS = `
