@@ -31,6 +31,7 @@ BENCHES: list[tuple[str, str, list[str]]] = [
     ("mem0_compare", "Side by side with mem0", []),
     ("api_latency", "API latency", []),
     ("hook_cold_start", "Claude Code hook cold start", []),
+    ("robustness", "Robustness: concurrent writers and a GraphQL fuzz", []),
 ]
 
 
