@@ -14,8 +14,9 @@ import shutil
 import sys
 
 from api.client import ClientError
-from api.review.client import Edit, ReviewClient, Viewer
+from api.review.client import ReviewClient
 from api.review.format import table
+from api.review.models import Edit, Viewer
 
 PROG = "memvet review"
 
