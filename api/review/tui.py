@@ -10,7 +10,7 @@ from __future__ import annotations
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer
@@ -50,9 +50,8 @@ class QueueScreen(Screen[None]):
     ]
     DEFAULT_CSS = """
     QueueScreen #title { height: 1; background: $primary; color: $text; padding: 0 1; }
-    QueueScreen #main { height: 1fr; }
-    QueueScreen #queue { width: 3fr; }
-    QueueScreen #side { width: 2fr; border-left: solid $primary; padding: 0 1; }
+    QueueScreen #queue { height: 1fr; min-height: 5; }
+    QueueScreen #side { height: 1fr; border-top: solid $primary; padding: 0 1; }
     QueueScreen #status { height: 1; padding: 0 1; }
     """
 
@@ -66,15 +65,15 @@ class QueueScreen(Screen[None]):
         self.details: dict[str, Detail] = {}
         self.live = LiveStatus("connecting")
         self.loads = 0  # finished loads, so callers (and tests) can tell a refresh landed
+        self.loads_in_flight = 0  # loads in flight (a newer one cancels an older one)
+        self.acting: set[str] = set()  # ids with an approve/reject on its way: `a a` is one
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         yield TextPane(id="title")
-        with Horizontal(id="main"):
-            table: DataTable[str] = DataTable(id="queue", cursor_type="row", zebra_stripes=True)
-            yield table
-            with VerticalScroll(id="side"):
-                yield TextPane("loading…", id="detail")
+        yield DataTable(id="queue", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="side"):
+            yield TextPane("loading…", id="detail")
         yield TextPane(status_text(self.live), id="status")
         yield Footer()
 
@@ -87,6 +86,9 @@ class QueueScreen(Screen[None]):
         table.focus()
         self.load()
         self.follow()
+
+    def on_resize(self) -> None:
+        self.render_rows(self.selected.id if self.selected else None)
 
     @property
     def table(self) -> DataTable[str]:
@@ -109,13 +111,19 @@ class QueueScreen(Screen[None]):
     def render_rows(self, keep: str | None = None) -> None:
         """Redraw the table from `items`, keeping the cursor on `keep` (or its place)."""
         table = self.table
+        if not table.columns:  # not mounted yet
+            return
         row = table.cursor_row
         table.clear()
         shown = self.shown
-        for c in shown:
-            table.add_row(c.kind, c.namespace, c.source, f"{c.confidence:.2f}",
-                          str(c.observations), age(c.created_at), clip(c.content, 200),
-                          key=c.id)
+        cells = [(c.kind, c.namespace, c.source, f"{c.confidence:.2f}", str(c.observations),
+                  age(c.created_at)) for c in shown]
+        # The content takes what the other columns leave of the width (each pads 1 + 1).
+        used = sum(max([len(str(col.label))] + [len(r[i]) for r in cells]) + 2
+                   for i, col in enumerate(table.ordered_columns[:-1]))
+        room = max(24, (table.size.width or self.app.size.width) - used - 4)
+        for c, row_cells in zip(shown, cells, strict=True):
+            table.add_row(*row_cells, clip(c.content, room), key=c.id)
         ids = [c.id for c in shown]
         if keep in ids:
             row = ids.index(keep)
@@ -132,7 +140,7 @@ class QueueScreen(Screen[None]):
     def render_title(self) -> None:
         count = f"{len(self.shown)} shown of {self.total} pending"
         self.query_one("#title", TextPane).show(
-            f"memvet review · {self.viewer.role} {self.viewer.name} · "
+            f"memvet review · {self.viewer.name} ({self.viewer.role}) · "
             f"{self.filters.describe()} · {count} · {self.client.url}")
 
     def notify_error(self, err: ClientError) -> None:
@@ -143,12 +151,15 @@ class QueueScreen(Screen[None]):
     async def load(self) -> None:
         """(Re)load the pending candidates under the server-side filters."""
         keep = self.selected.id if self.selected else None
+        self.loads_in_flight += 1
         try:
             page = await self.client.pending(namespace=self.filters.namespace,
                                              kind=self.filters.kind, limit=LOAD_LIMIT)
         except ClientError as err:
             self.notify_error(err)
             return
+        finally:
+            self.loads_in_flight -= 1
         self.items, self.total = list(page.candidates), page.total
         self.details.clear()
         self.render_rows(keep)
@@ -234,25 +245,35 @@ class QueueScreen(Screen[None]):
     @work(group="act")
     async def _approve(self, cand: Candidate, edit: Edit | None) -> None:
         error = await self.approve(cand, edit)
-        if error:
+        if error and cand.id not in self.acting:  # a repeated `a` is not worth a warning
             self.notify(error, severity="error", timeout=8)
 
     async def approve(self, cand: Candidate, edit: Edit | None) -> str | None:
         """Approve (after `edit`); None when done, else what went wrong."""
+        if cand.id in self.acting:
+            return "this candidate is already being approved or rejected"
+        self.acting.add(cand.id)
         try:
             memory = await self.client.approve(cand.id, edit)
         except ClientError as err:
             return " ".join(str(err).split())
+        finally:
+            self.acting.discard(cand.id)
         self._drop(cand.id)
         self.notify(f"approved: {clip(memory.content, 60)}")
         return None
 
     async def reject(self, cand: Candidate, reason: str) -> str | None:
         """Reject with `reason`; None when done, else what went wrong."""
+        if cand.id in self.acting:
+            return "this candidate is already being approved or rejected"
+        self.acting.add(cand.id)
         try:
             await self.client.reject(cand.id, reason or None)
         except ClientError as err:
             return " ".join(str(err).split())
+        finally:
+            self.acting.discard(cand.id)
         self._drop(cand.id)
         self.notify(f"rejected: {clip(cand.content, 60)}")
         return None
@@ -313,5 +334,5 @@ class ReviewApp(App[int]):
         super().__init__()
         self.queue = QueueScreen(client, viewer, Filters(namespace=namespace, kind=kind))
 
-    def on_mount(self) -> None:
-        self.push_screen(self.queue)
+    def get_default_screen(self) -> QueueScreen:
+        return self.queue

@@ -12,6 +12,7 @@ from api.review.models import Candidate, Detail, LiveStatus, Turn
 
 # Decisions and postmortems do the most harm when stale (SPEC §7): the pane says so.
 STRICT_KINDS = ("decision", "postmortem")
+MAX_ORIGINS = 5  # a candidate seen 40 times would push the related memories off the pane
 
 
 class TextPane(Static):
@@ -37,27 +38,26 @@ def detail_text(detail: Detail) -> Text:
     if c.kind in STRICT_KINDS:
         out.append(f"\nReview strictly: a stale {c.kind} misleads every time it is recalled.",
                    style="yellow")
-    out.append("\n\nOrigin", style="bold underline")
-    origin = detail.origin
-    if origin is None:
+    origins = detail.origins or ((detail.origin,) if detail.origin else ())
+    out.append(f"\n\nOrigins ({len(origins)})" if len(origins) > 1 else "\n\nOrigin",
+               style="bold underline")
+    if not origins:
         out.append("\n  (none recorded)", style="dim")
-    else:
-        where = " ".join(part for part in (
+    for origin in origins[:MAX_ORIGINS]:
+        where = " · ".join(part for part in (
             origin.source,
             f"conversation {origin.conversation_id}" if origin.conversation_id else "",
-            f"turn {origin.turn_id}" if origin.turn_id else "") if part)
+            f"turn {origin.turn_id}" if origin.turn_id else "",
+            f"{age(origin.created_at)} ago") if part)
         out.append(f"\n  {where}", style="dim")
-    excerpts = detail.excerpts
-    for excerpt in excerpts:
-        out.append("\n  “")
-        out.append(one_line(excerpt), style="italic")
-        out.append("”")
-    if not excerpts:
-        out.append("\n  no excerpt (typed or remembered directly)", style="dim")
-    if len(detail.origins) > 1:
-        out.append(f"\n  observed {len(detail.origins)} times", style="dim")
+        if origin.excerpt:
+            out.append("\n    “")
+            out.append(one_line(origin.excerpt), style="italic")
+            out.append("”")
+    if len(origins) > MAX_ORIGINS:
+        out.append(f"\n  … and {len(origins) - MAX_ORIGINS} more", style="dim")
     if detail.turn_ref:
-        out.append("\n  t: show the turn it came from", style="dim")
+        out.append("\n  t shows the turn it came from", style="dim")
     out.append("\n\nClosest approved memories", style="bold underline")
     if not detail.related:
         out.append("\n  none in this namespace", style="dim")
