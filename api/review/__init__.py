@@ -23,10 +23,18 @@ DESCRIPTION = ("Review pending candidates: an interactive queue in the terminal,
                "token.")
 
 
+# argparse would print `ACTION ...` as if an action were required; it is not.
+USAGE = """
+  memvet review [--namespace NS] [--kind K]
+  memvet review --list [--namespace NS] [--kind K] [--json]
+  memvet review approve ID [--content TEXT] [--kind K] [--namespace NS] [--supersede MEMORY_ID]
+  memvet review reject ID [--reason TEXT]"""
+
+
 def register(sub: Any) -> None:
     """Add `review` and its actions to `memvet`'s subparsers."""
     p = sub.add_parser("review", help="review the candidate queue in the terminal",
-                       description=DESCRIPTION)
+                       description=DESCRIPTION, usage=USAGE)
     p.add_argument("--list", action="store_true",
                    help="print the pending candidates instead of opening the queue")
     p.add_argument("--namespace", "-n", dest="filter_namespace", metavar="NS",

@@ -160,6 +160,14 @@ def test_wrong_token_and_unreachable_server(review: Run) -> None:
     assert code != 0 and "cannot reach memvet" in one_line(err)
 
 
+def test_the_interactive_form_needs_a_terminal(review: Run) -> None:
+    code, out, err = review()  # pytest's stdin and stdout are no terminal
+    assert code != 0 and out == "" and "needs a terminal" in one_line(err)
+    with pytest.raises(SystemExit) as usage:  # argparse's usage error, before any request
+        review("--json")
+    assert usage.value.code == 2
+
+
 def test_scoped_reviewer_sees_only_its_namespaces(server: Server, review: Run) -> None:
     mine = remember(server, "Only in mine", "workspace:mine")
     remember(server, "Not in mine", space("elsewhere"))
