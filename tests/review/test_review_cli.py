@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +17,8 @@ from graph_support import Server
 from review_support import approve, candidate, memory_exists, remember, space
 
 from api.cli import main
+from api.review.client import ReviewClient
+from api.review.models import LiveStatus
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMVET = Path(sys.executable).with_name("memvet")
@@ -187,3 +191,26 @@ def test_the_hooks_start_up_imports_no_textual_or_httpx() -> None:
                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_live_updates_with_a_refused_token_say_so(server: Server) -> None:
+    seen: list[LiveStatus] = []
+
+    async def follow() -> None:
+        events = ReviewClient(url=server.url, token="mvt_not_a_real_token").events(seen.append)
+        task = asyncio.ensure_future(anext(events))
+        deadline = time.monotonic() + 60
+        try:
+            while not any(s.state == "denied" for s in seen):
+                assert time.monotonic() < deadline, seen
+                assert not task.done(), task
+                await asyncio.sleep(0.05)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(follow())
+    assert seen[0].state == "connecting"
+    denied = next(s for s in seen if s.state == "denied")
+    assert "refused MEMVET_TOKEN" in denied.detail
+    assert denied.retry_in is not None and denied.retry_in >= 15  # slowly: it won't fix itself
