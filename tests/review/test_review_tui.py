@@ -12,6 +12,7 @@ from graph_support import Server
 from review_support import Relay, approve, candidate, remember, space, submit_turn
 from rich.text import Text
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widgets import DataTable, Input, Select, TextArea
 
 from api.review.client import ReviewClient
@@ -50,6 +51,13 @@ async def until(pilot: Pilot[int], check: Callable[[], Any], what: str,
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
         await pilot.pause(0.05)
+
+
+async def dialog(app: ReviewApp, pilot: Pilot[int], kind: type[Screen[Any]]) -> Any:
+    """Wait for a dialog of `kind` to open with its first field focused (keys go there)."""
+    return await until(pilot, lambda: isinstance(app.screen, kind) and (
+        app.screen.focused is not None or kind in (TurnScreen, HelpScreen)) and app.screen,
+        f"the {kind.__name__}")
 
 
 async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -134,13 +142,12 @@ def test_e_edits_then_approves(server: Server) -> None:
     async def scenario(app: ReviewApp, pilot: Pilot[int]) -> None:
         await loaded(app, pilot, [cand["id"]])
         await pilot.press("e")
-        screen = await until(pilot, lambda: isinstance(app.screen, EditScreen) and app.screen,
-                             "the edit dialog")
+        screen = await dialog(app, pilot, EditScreen)
         assert screen.query_one("#content", TextArea).has_focus
         await pilot.press("end", "ctrl+u")
         await type_text(pilot, "shop-api uses pnpm, never npm")
         await pilot.press("tab")  # the kind
-        assert screen.query_one("#kind", Select).has_focus
+        await until(pilot, lambda: screen.query_one("#kind", Select).has_focus, "the kind")
         await pilot.press("enter")
         await type_text(pilot, "fact")
         await pilot.press("enter")
@@ -166,8 +173,7 @@ def test_e_keeps_the_dialog_open_when_the_server_refuses(server: Server) -> None
     async def scenario(app: ReviewApp, pilot: Pilot[int]) -> None:
         await loaded(app, pilot, [cand["id"]])
         await pilot.press("e")
-        screen = await until(pilot, lambda: isinstance(app.screen, EditScreen) and app.screen,
-                             "the edit dialog")
+        screen = await dialog(app, pilot, EditScreen)
         screen.query_one("#namespace", Input).focus()
         await pilot.press("end", "ctrl+u")
         await type_text(pilot, "project:nope")
@@ -191,7 +197,7 @@ def test_r_rejects_with_a_reason_or_none(server: Server) -> None:
     async def scenario(app: ReviewApp, pilot: Pilot[int]) -> None:
         await loaded(app, pilot, [plain["id"], why["id"]])
         await pilot.press("r")
-        await until(pilot, lambda: isinstance(app.screen, RejectScreen), "the reject dialog")
+        await dialog(app, pilot, RejectScreen)
         await type_text(pilot, "one-off remark")
         await pilot.press("enter")
         await until(pilot, lambda: rows(app) == [plain["id"]], "the rejected row to go")
@@ -199,7 +205,7 @@ def test_r_rejects_with_a_reason_or_none(server: Server) -> None:
         assert now["status"] == "REJECTED" and now["reviewReason"] == "one-off remark"
 
         await pilot.press("r")
-        await until(pilot, lambda: isinstance(app.screen, RejectScreen), "the reject dialog")
+        await dialog(app, pilot, RejectScreen)
         await pilot.press("enter")  # no reason: fine
         await until(pilot, lambda: rows(app) == [], "the queue to empty")
         now = await call(candidate, server, plain["id"])
@@ -218,8 +224,7 @@ def test_slash_filters_by_text_namespace_and_kind(server: Server) -> None:
     async def scenario(app: ReviewApp, pilot: Pilot[int]) -> None:
         await loaded(app, pilot, [pnpm["id"], tauri["id"], elsewhere["id"]])
         await pilot.press("slash")
-        screen = await until(pilot, lambda: isinstance(app.screen, FilterScreen)
-                             and app.screen, "the filter dialog")
+        screen = await dialog(app, pilot, FilterScreen)
         await type_text(pilot, "pnpm")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, QueueScreen), "the queue")
@@ -227,8 +232,7 @@ def test_slash_filters_by_text_namespace_and_kind(server: Server) -> None:
         assert {pnpm["id"], elsewhere["id"]} <= shown and tauri["id"] not in shown
 
         await pilot.press("slash")
-        screen = await until(pilot, lambda: isinstance(app.screen, FilterScreen)
-                             and app.screen, "the filter dialog")
+        screen = await dialog(app, pilot, FilterScreen)
         screen.query_one("#text", Input).value = ""
         screen.query_one("#namespace", Input).focus()
         await type_text(pilot, ns)
@@ -237,8 +241,7 @@ def test_slash_filters_by_text_namespace_and_kind(server: Server) -> None:
         assert ns in pane(app, "#title")
 
         await pilot.press("slash")
-        screen = await until(pilot, lambda: isinstance(app.screen, FilterScreen)
-                             and app.screen, "the filter dialog")
+        screen = await dialog(app, pilot, FilterScreen)
         screen.query_one("#kind", Select).value = "decision"
         screen.query_one("#namespace", Input).focus()
         await pilot.press("enter")
@@ -268,8 +271,7 @@ def test_t_shows_the_turn_with_the_excerpt_highlighted(server: Server) -> None:
         await pilot.press("j")
         await until(pilot, lambda: "pnpm here" in pane(app, "#detail"), "the excerpt")
         await pilot.press("t")
-        screen = await until(pilot, lambda: isinstance(app.screen, TurnScreen)
-                             and app.screen, "the turn view")
+        screen = await dialog(app, pilot, TurnScreen)
         shown = screen.text.plain
         assert all(m["content"] in shown for m in exchange)
         assert f"conv-{workspace}" in shown
@@ -289,7 +291,7 @@ def test_help_and_q_quits(server: Server) -> None:
     async def scenario(app: ReviewApp, pilot: Pilot[int]) -> None:
         await until(pilot, lambda: rows(app), "a row")
         await pilot.press("question_mark")
-        await until(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
+        await dialog(app, pilot, HelpScreen)
         text = pane(app, "#help")
         for key in ("j / ↓", "k / ↑", "a ", "e ", "r ", "t ", "/ ", "? ", "q "):
             assert key in text
