@@ -118,16 +118,35 @@ def backoff(attempt: int) -> float:
 
 @dataclass(kw_only=True)
 class ReviewClient:
-    """The review calls against MEMVET_URL with MEMVET_TOKEN (keyword-only overrides)."""
+    """The review calls against MEMVET_URL with MEMVET_TOKEN (keyword-only overrides).
+
+    It keeps one HTTP connection pool (each key in the queue is a request, and a new TLS
+    handshake per request would show), so use it within one event loop and `aclose()` it.
+    """
 
     url: str = field(default_factory=lambda: os.environ.get("MEMVET_URL") or DEFAULT_URL)
     token: str | None = field(default_factory=lambda: os.environ.get("MEMVET_TOKEN") or None)
     timeout: float = 10.0
     transport: httpx.AsyncBaseTransport | None = None
     delay: Callable[[int], float] = backoff
+    _http: httpx.AsyncClient | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.url = self.url.rstrip("/")
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        if self._http is not None:
+            http, self._http = self._http, None
+            await http.aclose()
+
+    def _pool(self) -> httpx.AsyncClient:
+        if self._http is None:
+            # trust_env=False: like api.client, a proxy from the environment must not carry
+            # the token off to somewhere else (and loopback servers are the common case).
+            self._http = httpx.AsyncClient(transport=self.transport, timeout=self.timeout,
+                                           trust_env=False)
+        return self._http
 
     @property
     def ws_url(self) -> str:
@@ -141,18 +160,14 @@ class ReviewClient:
         headers = {"Accept": "application/json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        # trust_env=False: like api.client, a proxy from the environment must not carry the
-        # token off to somewhere else (and loopback servers are the common case).
-        async with httpx.AsyncClient(transport=self.transport, timeout=self.timeout,
-                                     trust_env=False) as http:
-            try:
-                response = await http.post(f"{self.url}/graphql", headers=headers, json={
-                    "query": query, "variables": dict(variables or {})})
-            except httpx.HTTPError as err:  # refused, reset, timed out
-                reason = str(err) or type(err).__name__
-                raise ServerUnavailable(
-                    f"cannot reach memvet at {self.url} ({reason}); is `memvet serve` "
-                    "running, and is MEMVET_URL right?") from None
+        try:
+            response = await self._pool().post(f"{self.url}/graphql", headers=headers, json={
+                "query": query, "variables": dict(variables or {})})
+        except httpx.HTTPError as err:  # refused, reset, timed out
+            reason = str(err) or type(err).__name__
+            raise ServerUnavailable(
+                f"cannot reach memvet at {self.url} ({reason}); is `memvet serve` "
+                "running, and is MEMVET_URL right?") from None
         payload = _json(response, self.url)
         errors = payload.get("errors") or []
         code = _code(errors[0]) if errors else ""
@@ -186,7 +201,7 @@ class ReviewClient:
     async def pending(self, *, namespace: str | None = None, kind: str | None = None,
                       limit: int | None = None) -> Page:
         """Pending candidates, newest first, every page (or the first `limit`)."""
-        found: list[Candidate] = []
+        found: dict[str, Candidate] = {}
         after: str | None = None
         total = 0
         while True:
@@ -195,10 +210,13 @@ class ReviewClient:
                 "namespace": namespace or None, "kind": kind.upper() if kind else None,
                 "first": want, "after": after}))["candidates"]
             total = int(conn["totalCount"])
-            found.extend(Candidate.of(n) for n in conn["nodes"])
+            # Cursors are positions: a candidate arriving meanwhile shifts the next page by
+            # one, so the same candidate can come twice. Keep the first.
+            for node in conn["nodes"]:
+                found.setdefault(str(node["id"]), Candidate.of(node))
             info = conn["pageInfo"]
             if not info["hasNextPage"] or (limit is not None and len(found) >= limit):
-                return Page(candidates=tuple(found), total=total)
+                return Page(candidates=tuple(found.values()), total=total)
             after = info["endCursor"]
 
     async def detail(self, candidate_id: str) -> Detail:

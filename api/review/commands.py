@@ -54,6 +54,13 @@ def refusal(viewer: Viewer) -> str:
 
 
 async def _main(args: argparse.Namespace, client: ReviewClient) -> int:
+    try:
+        return await _run(args, client)
+    finally:
+        await client.aclose()
+
+
+async def _run(args: argparse.Namespace, client: ReviewClient) -> int:
     viewer = await client.viewer()
     if not viewer.can_review:
         return fail(refusal(viewer))

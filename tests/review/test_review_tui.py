@@ -33,10 +33,13 @@ def run_app(server: Server, scenario: Scenario, *, namespace: str | None = None,
             await before()
         client = ReviewClient(url=url or server.url, token=server.tokens[as_],
                               delay=lambda attempt: 0.3)
-        viewer = await client.viewer()
-        app = ReviewApp(client, viewer=viewer, namespace=namespace)
-        async with app.run_test(size=SIZE) as pilot:
-            await scenario(app, pilot)
+        try:
+            viewer = await client.viewer()
+            app = ReviewApp(client, viewer=viewer, namespace=namespace)
+            async with app.run_test(size=SIZE) as pilot:
+                await scenario(app, pilot)
+        finally:
+            await client.aclose()
     asyncio.run(main())
 
 
