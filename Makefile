@@ -59,18 +59,19 @@ install: $(VENV)/.stamp-base
 install-dev: $(VENV)/.stamp-dev
 install-bench: $(VENV)/.stamp-bench
 
-# --- system packages for the tests (PostgreSQL server, Chromium) ------------------------
+# --- system packages for the tests (PostgreSQL server, Chromium, tmux) ------------------
 
 # Only as root on a Debian-like system with apt, and only when something is missing.
 system-deps:
-	@if [ -x /usr/bin/chromium ] && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
-		echo "system-deps: postgresql and chromium present"; \
+	@if [ -x /usr/bin/chromium ] && command -v tmux >/dev/null 2>&1 && \
+			ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		echo "system-deps: postgresql, chromium and tmux present"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get update && \
-		apt-get install -y --no-install-recommends postgresql chromium fonts-liberation; \
+		apt-get install -y --no-install-recommends postgresql chromium fonts-liberation tmux; \
 	else \
-		echo "system-deps: not root or no apt-get; install postgresql and chromium yourself" >&2; \
+		echo "system-deps: not root or no apt-get; install postgresql, chromium and tmux yourself" >&2; \
 	fi
 
 # --- targets ----------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 Commands on the data dir: serve, token, export, import, archive, reindex, ingest, extract,
 schema. Client commands against a running server (MEMVET_URL, MEMVET_TOKEN): remember, recall,
-hook, install, mcp (see api/client_cli.py).
+hook, install, mcp (see api/client_cli.py), and review (api/review/).
 """
 
 from __future__ import annotations
@@ -73,11 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("schema", help="print the GraphQL schema (SDL)")
 
     try:
-        from api import client_cli
-    except ImportError:  # the agent commands are optional to the data-dir commands
+        from api import client_cli, review
+    except ImportError:  # the client commands are optional to the data-dir commands
         client_cli = None  # type: ignore[assignment]
     if client_cli is not None:
         client_cli.register(sub)
+        review.register(sub)
     return parser
 
 
