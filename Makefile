@@ -42,17 +42,27 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -c $(CONSTRAINTS) --upgrade pip
 
-# One stamp per extra set; each is rebuilt when pyproject.toml or constraints.txt change.
-$(VENV)/.stamp-base: $(INSTALL_DEPS) | $(BIN)/python
-	$(PIP) install -c $(CONSTRAINTS) -e .
+# The folders install as `memvet.api`, `memvet.memory`, ... (pyproject's package-dir). The
+# editable install is setuptools' strict mode: a tree of links to the sources under
+# build/__editable__.*, which mypy and editors can read (they don't follow the default
+# editable mode's import hook). A link tree sees edits at once but not new files, so a stamp
+# is also rebuilt when a package folder changes (a file added, renamed or removed).
+EDITABLE     := -e . --config-settings editable_mode=strict
+PACKAGE_DIRS := $(shell find api graph memory embeddings extraction -type d \
+	-not -name __pycache__ -not -path '*/corpus*' 2>/dev/null)
+
+# One stamp per extra set; each is rebuilt when pyproject.toml, constraints.txt or a package
+# folder change.
+$(VENV)/.stamp-base: $(INSTALL_DEPS) $(PACKAGE_DIRS) | $(BIN)/python
+	$(PIP) install -c $(CONSTRAINTS) $(EDITABLE)
 	@touch $@
 
-$(VENV)/.stamp-dev: $(INSTALL_DEPS) | $(BIN)/python
-	$(PIP) install -c $(CONSTRAINTS) -e '.[dev]'
+$(VENV)/.stamp-dev: $(INSTALL_DEPS) $(PACKAGE_DIRS) | $(BIN)/python
+	$(PIP) install -c $(CONSTRAINTS) $(subst -e .,-e '.[dev]',$(EDITABLE))
 	@touch $@ $(VENV)/.stamp-base
 
-$(VENV)/.stamp-bench: $(INSTALL_DEPS) | $(BIN)/python
-	$(PIP) install -c $(CONSTRAINTS) -e '.[dev,bench]'
+$(VENV)/.stamp-bench: $(INSTALL_DEPS) $(PACKAGE_DIRS) | $(BIN)/python
+	$(PIP) install -c $(CONSTRAINTS) $(subst -e .,-e '.[dev,bench]',$(EDITABLE))
 	@touch $@ $(VENV)/.stamp-dev $(VENV)/.stamp-base
 
 install: $(VENV)/.stamp-base

@@ -21,14 +21,16 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.security import HostGuard, SecurityHeaders, install_log_redaction
-from api.settings import Settings
-from api.wiring import Runtime, build_runtime
-from memory.access import Principal, Role
-from memory.ports import Embedder, MemoryIndex
+from memvet.api.security import HostGuard, SecurityHeaders, install_log_redaction
+from memvet.api.settings import Settings
+from memvet.api.wiring import Runtime, build_runtime
+from memvet.memory.access import Principal, Role
+from memvet.memory.ports import Embedder, MemoryIndex
 
 log = logging.getLogger(__name__)
-DASHBOARD = Path(__file__).with_name("dashboard")
+# resolve(): in a strict editable install this file is a link into the source tree, and
+# StaticFiles refuses to serve files through links.
+DASHBOARD = Path(__file__).resolve().with_name("dashboard")
 SWEEP_ACTOR = Principal.system("archive-sweep")
 
 
@@ -133,8 +135,8 @@ def create_app(
     lock: bool = True,
 ) -> Starlette:
     """The whole server for `settings`. Pass `embedder`/`index` to swap adapters in tests."""
-    from api.mcp_server import McpEndpoint
-    from graph.app import make_graphql_app
+    from memvet.api.mcp_server import McpEndpoint
+    from memvet.graph.app import make_graphql_app
 
     mcp = McpEndpoint(settings)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 
-from api.app import create_app
-from api.settings import Settings
+from memvet.api.app import create_app
+from memvet.api.settings import Settings
 
 
 def app() -> Starlette:

@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("schema", help="print the GraphQL schema (SDL)")
 
     try:
-        from api import client_cli, review
+        from memvet.api import client_cli, review
     except ImportError:  # the client commands are optional to the data-dir commands
         client_cli = None  # type: ignore[assignment]
     if client_cli is not None:
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if hasattr(args, "run"):  # client commands registered by api.client_cli
         return int(args.run(args) or 0)
-    from api import commands  # data-dir commands; heavier imports live there
+    from memvet.api import commands  # data-dir commands; heavier imports live there
 
     handler = getattr(commands, f"cmd_{args.command}")
     return int(handler(args) or 0)

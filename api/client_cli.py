@@ -74,7 +74,7 @@ def _fail(message: str) -> int:
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
-    from api.client import Client, ClientError
+    from memvet.api.client import Client, ClientError
 
     try:
         cand = Client().remember(args.content, args.kind, args.namespace, args.confidence)
@@ -94,7 +94,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    from api.client import Client, ClientError
+    from memvet.api.client import Client, ClientError
 
     try:
         hits = Client().recall(args.query, namespaces=args.namespace or None,
@@ -116,18 +116,18 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    from api.hooks import claude_code
+    from memvet.api.hooks import claude_code
 
     return claude_code.main(watchdog=True)
 
 
 def _changes(args: argparse.Namespace, install: bool) -> int:
-    from api import install as inst
+    from memvet.api import install as inst
 
     try:
         where = inst.target(args.scope)
         if install:
-            from api.client import DEFAULT_URL
+            from memvet.api.client import DEFAULT_URL
 
             url = args.url or os.environ.get("MEMVET_URL") or DEFAULT_URL
             changes = inst.install_changes(where, url=url)
@@ -163,6 +163,6 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from api.mcp_proxy import run
+    from memvet.api.mcp_proxy import run
 
     return run()

@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from api.settings import Settings
-from memory.access import Principal
-from memory.errors import DataDirLocked, MemvetError
+from memvet.api.settings import Settings
+from memvet.memory.access import Principal
+from memvet.memory.errors import DataDirLocked, MemvetError
 
 log = logging.getLogger("memvet")
 OPERATOR = Principal.system("cli")
@@ -57,7 +57,7 @@ def _runtime(settings: Settings, *, index: bool, extractor: bool = False,
 
     The embedded index belongs to the running server. When one holds the data dir, commands
     that only need the database go ahead, and the server applies index changes itself."""
-    from api.wiring import build_runtime
+    from memvet.api.wiring import build_runtime
 
     runtime = None
     if index:
@@ -83,8 +83,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Run the server: GraphQL at /graphql, MCP at /mcp, the dashboard at /."""
     import uvicorn
 
-    from api.app import create_app
-    from api.wiring import lock_data_dir
+    from memvet.api.app import create_app
+    from memvet.api.wiring import lock_data_dir
 
     settings = _settings(args, host=args.host, port=args.port)
     logging.getLogger().setLevel(settings.log_level)
@@ -93,7 +93,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return _fail("several workers need MEMVET_DATABASE_URL (PostgreSQL) and "
                          "MEMVET_CHROMA_URL (a Chroma server)", 2)
         os.environ.update({"MEMVET_DATA_DIR": str(settings.data_dir)})
-        uvicorn.run("api.asgi:app", factory=True, host=settings.host, port=settings.port,
+        uvicorn.run("memvet.api.asgi:app", factory=True, host=settings.host, port=settings.port,
                     workers=args.workers, log_level=settings.log_level.lower())
         return 0
     lock = lock_data_dir(settings)  # refuse early, with a clear message, if one is running
@@ -155,7 +155,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_import(args: argparse.Namespace) -> int:
-    from memory.transfer import ImportFailed
+    from memvet.memory.transfer import ImportFailed
 
     settings = _settings(args)
     try:
@@ -210,9 +210,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from memory.errors import ValidationError
-    from memory.ports import Message
-    from memory.turns import TurnSubmission
+    from memvet.memory.errors import ValidationError
+    from memvet.memory.ports import Message
+    from memvet.memory.turns import TurnSubmission
 
     settings = _settings(args)
     raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
@@ -239,13 +239,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_extract(args: argparse.Namespace) -> int:
-    from extraction.batch import main as batch_main
+    from memvet.extraction.batch import main as batch_main
 
     return int(batch_main(["--input", args.input, "--extractor", args.extractor]) or 0)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from graph.schema import print_sdl
+    from memvet.graph.schema import print_sdl
 
     sys.stdout.write(print_sdl())
     return 0

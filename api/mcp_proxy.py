@@ -19,7 +19,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
-from api.client import DEFAULT_URL
+from memvet.api.client import DEFAULT_URL
 
 log = logging.getLogger("memvet.mcp")
 

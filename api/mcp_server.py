@@ -22,13 +22,13 @@ from pydantic import Field
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.security import loopback_mcp_lists
-from api.settings import Settings
-from memory.access import Principal
-from memory.errors import MemvetError
-from memory.kinds import KIND_DESCRIPTIONS
-from memory.records import CandidateInput, Outcome, RecallHit, Source, SubmitResult
-from memory.tokens import bearer_token
+from memvet.api.security import loopback_mcp_lists
+from memvet.api.settings import Settings
+from memvet.memory.access import Principal
+from memvet.memory.errors import MemvetError
+from memvet.memory.kinds import KIND_DESCRIPTIONS
+from memvet.memory.records import CandidateInput, Outcome, RecallHit, Source, SubmitResult
+from memvet.memory.tokens import bearer_token
 
 log = logging.getLogger(__name__)
 

@@ -82,7 +82,7 @@ class Settings(BaseSettings):
     @property
     def allowed_host_names(self) -> list[str] | None:
         """Host names /graphql and /mcp answer to; None means any."""
-        from api.security import allowed_hosts
+        from memvet.api.security import allowed_hosts
 
         return allowed_hosts(self.host, self.public_url, self.allowed_hosts.split(","))
 

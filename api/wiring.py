@@ -12,14 +12,14 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from api.settings import Settings
-from memory.errors import DataDirLocked
-from memory.events import LocalEventBus, PostgresEventBus
-from memory.kinds import DEFAULT_KIND_WEIGHTS, Kind
-from memory.migrate import upgrade
-from memory.ports import Embedder, MemoryIndex
-from memory.service import MemoryService
-from memory.store import make_engine
+from memvet.api.settings import Settings
+from memvet.memory.errors import DataDirLocked
+from memvet.memory.events import LocalEventBus, PostgresEventBus
+from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind
+from memvet.memory.migrate import upgrade
+from memvet.memory.ports import Embedder, MemoryIndex
+from memvet.memory.service import MemoryService
+from memvet.memory.store import make_engine
 
 log = logging.getLogger(__name__)
 
@@ -65,17 +65,17 @@ def lock_data_dir(settings: Settings) -> FileLock | None:
 
 def make_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "fake":
-        from embeddings.fake import FakeEmbedder
+        from memvet.embeddings.fake import FakeEmbedder
 
         return FakeEmbedder()
-    from embeddings.onnx import make_embedder as make
+    from memvet.embeddings.onnx import make_embedder as make
 
     return make(settings.cache_dir / "models", prefer_onnx=settings.embedder == "onnx")
 
 
 def make_index(settings: Settings, embedder: Embedder) -> MemoryIndex:
-    from embeddings.chroma import make_chroma_client
-    from embeddings.index import ChromaMemoryIndex
+    from memvet.embeddings.chroma import make_chroma_client
+    from memvet.embeddings.index import ChromaMemoryIndex
 
     client = make_chroma_client(
         path=None if settings.chroma_url else settings.data_dir / "chroma",
@@ -85,19 +85,19 @@ def make_index(settings: Settings, embedder: Embedder) -> MemoryIndex:
 
 
 def make_matcher(settings: Settings, embedder: Embedder) -> Any:
-    from embeddings.equivalence import EmbeddingCandidateMatcher
+    from memvet.embeddings.equivalence import EmbeddingCandidateMatcher
 
     return EmbeddingCandidateMatcher(embedder)
 
 
 def default_equivalence_threshold() -> float:
-    from embeddings.equivalence import DEFAULT_EQUIVALENCE_THRESHOLD
+    from memvet.embeddings.equivalence import DEFAULT_EQUIVALENCE_THRESHOLD
 
     return float(DEFAULT_EQUIVALENCE_THRESHOLD)
 
 
 def make_extractor(settings: Settings) -> Any:
-    from extraction import build_extractor
+    from memvet.extraction import build_extractor
 
     return build_extractor(
         settings.extractor,

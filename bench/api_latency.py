@@ -29,8 +29,6 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from api.settings import Settings  # noqa: E402
-from api.wiring import build_runtime, make_embedder  # noqa: E402
 from bench.common import (  # noqa: E402
     CACHE,
     CachedEmbedder,
@@ -39,7 +37,9 @@ from bench.common import (  # noqa: E402
     table,
     write_result,
 )
-from memory.access import Principal, Role  # noqa: E402
+from memvet.api.settings import Settings  # noqa: E402
+from memvet.api.wiring import build_runtime, make_embedder  # noqa: E402
+from memvet.memory.access import Principal, Role  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMESPACE = "workspace:bench"
@@ -155,8 +155,9 @@ def over_http(data_dir: Path, embedder: str, token: str, lat_q: list[str], tput_
            "ANONYMIZED_TELEMETRY": "False"}
     log = data_dir / "server.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
-                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, "-m", "memvet.api.cli", "serve", "--port",
+                                 str(port)], cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
     try:
         _wait(f"http://127.0.0.1:{port}/healthz", proc, log)
         headers = {"Authorization": f"Bearer {token}"}

@@ -15,7 +15,7 @@ EVAL = ROOT.parent / "shared" / "eval"
 def main() -> int:
     cases = EVAL / "extraction-dev.jsonl"
     with tempfile.NamedTemporaryFile("w+", suffix=".jsonl") as out:
-        subprocess.run([sys.executable, "-m", "extraction.batch", "--input", str(cases)],
+        subprocess.run([sys.executable, "-m", "memvet.extraction.batch", "--input", str(cases)],
                        cwd=ROOT, stdout=out, check=True)
         scored = subprocess.run(
             [sys.executable, str(EVAL / "score_extraction.py"), str(cases), out.name],

@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from extraction.heuristic import HeuristicExtractor  # noqa: E402
-from memory.ports import ExtractionContext, Message  # noqa: E402
+from memvet.extraction.heuristic import HeuristicExtractor  # noqa: E402
+from memvet.memory.ports import ExtractionContext, Message  # noqa: E402
 
 DEFAULT_CASES = ROOT.parent / "shared" / "eval" / "extraction-dev.jsonl"
 BUDGET_P95_MS = 5.0

@@ -33,12 +33,12 @@ from bench.common import (  # noqa: E402
     table,
     write_result,
 )
-from embeddings.chroma import make_chroma_client  # noqa: E402
-from embeddings.index import ChromaMemoryIndex  # noqa: E402
-from embeddings.model import packaged_model_path  # noqa: E402
-from embeddings.onnx import OnnxEmbedder  # noqa: E402
-from memory.kinds import Kind  # noqa: E402
-from memory.ports import IndexedMemory  # noqa: E402
+from memvet.embeddings.chroma import make_chroma_client  # noqa: E402
+from memvet.embeddings.index import ChromaMemoryIndex  # noqa: E402
+from memvet.embeddings.model import packaged_model_path  # noqa: E402
+from memvet.embeddings.onnx import OnnxEmbedder  # noqa: E402
+from memvet.memory.kinds import Kind  # noqa: E402
+from memvet.memory.ports import IndexedMemory  # noqa: E402
 
 
 def make_mem0(tmp: Path) -> Any:

@@ -34,11 +34,11 @@ from bench.common import (  # noqa: E402
     table,
     write_result,
 )
-from embeddings.chroma import make_chroma_client  # noqa: E402
-from embeddings.index import ChromaMemoryIndex, HnswSettings, RankingSettings  # noqa: E402
-from embeddings.onnx import OnnxEmbedder  # noqa: E402
-from memory.kinds import Kind  # noqa: E402
-from memory.ports import IndexedMemory  # noqa: E402
+from memvet.embeddings.chroma import make_chroma_client  # noqa: E402
+from memvet.embeddings.index import ChromaMemoryIndex, HnswSettings, RankingSettings  # noqa: E402
+from memvet.embeddings.onnx import OnnxEmbedder  # noqa: E402
+from memvet.memory.kinds import Kind  # noqa: E402
+from memvet.memory.ports import IndexedMemory  # noqa: E402
 
 # a skewed, plausible mix: many facts and events, few decisions and postmortems
 KIND_MIX = [Kind.FACT] * 8 + [Kind.EVENT] * 4 + [Kind.PREFERENCE] * 3 + [Kind.PATTERN] * 3

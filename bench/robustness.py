@@ -51,7 +51,7 @@ def _variant(rng: random.Random) -> str:
 
 
 def _cli(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "api.cli", *args], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "memvet.api.cli", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300, check=True)
     return done.stdout.strip()
 
@@ -160,8 +160,8 @@ def fuzz(api: Api, tokens: dict[str, str], db: Path, examples: int) -> dict[str,
     from hypothesis_graphql import strategies as gql_st
     from sqlalchemy import select
 
-    from memory import store
-    from memory.store import make_engine
+    from memvet.memory import store
+    from memvet.memory.store import make_engine
 
     schema = build_schema((ROOT / "graph" / "schema.graphql").read_text())
     assert schema.mutation_type is not None and schema.query_type is not None
@@ -252,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         port = _free_port()
         log = data_dir / "serve.log"
         with log.open("wb") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--port",
+            proc = subprocess.Popen([sys.executable, "-m", "memvet.api.cli", "serve", "--port",
                                      str(port)], cwd=ROOT, env=env, stdout=out,
                                     stderr=subprocess.STDOUT)
         try:

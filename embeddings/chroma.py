@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from memory.errors import InvalidNamespace
-from memory.namespaces import Namespace
+from memvet.memory.errors import InvalidNamespace
+from memvet.memory.namespaces import Namespace
 
 COLLECTION_PREFIX = "mv-"
 _SUFFIX = "-ns"

@@ -21,10 +21,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from embeddings.lexical import tokenize
-from memory.kinds import Kind, parse_kind
-from memory.namespaces import Namespace
-from memory.ports import Embedder, Equivalent
+from memvet.embeddings.lexical import tokenize
+from memvet.memory.kinds import Kind, parse_kind
+from memvet.memory.namespaces import Namespace
+from memvet.memory.ports import Embedder, Equivalent
 
 DEFAULT_EQUIVALENCE_THRESHOLD = 0.80
 

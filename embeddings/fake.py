@@ -6,7 +6,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 
-from embeddings.lexical import tokenize
+from memvet.embeddings.lexical import tokenize
 
 
 class FakeEmbedder:

@@ -18,18 +18,18 @@ from typing import Any, Literal
 
 import numpy as np
 
-from embeddings.chroma import (
+from memvet.embeddings.chroma import (
     COLLECTION_PREFIX,
     ExplicitEmbeddingFunction,
     collection_name,
     namespace_of,
 )
-from embeddings.fusion import convex_fusion
-from embeddings.lexical import BM25Index, tokenize
-from memory.errors import MemvetError
-from memory.kinds import DEFAULT_KIND_WEIGHTS, Kind, parse_kind
-from memory.namespaces import Namespace
-from memory.ports import Embedder, IndexedMemory, SearchHit, index_hash
+from memvet.embeddings.fusion import convex_fusion
+from memvet.embeddings.lexical import BM25Index, tokenize
+from memvet.memory.errors import MemvetError
+from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind, parse_kind
+from memvet.memory.namespaces import Namespace
+from memvet.memory.ports import Embedder, IndexedMemory, SearchHit, index_hash
 
 META_NAMESPACE = "memvet_namespace"
 META_MODEL = "memvet_model_id"

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from embeddings.model import (
+from memvet.embeddings.model import (
     DIMENSION,
     MAX_SEQ_LENGTH,
     MODEL_ID,

@@ -6,11 +6,11 @@ chat-completions endpoint and falls back to the heuristic when the endpoint fail
 
 from __future__ import annotations
 
-from extraction.heuristic import HeuristicExtractor
-from extraction.limits import validate_messages
-from extraction.llm import LLMExtractor
-from memory.errors import ValidationError
-from memory.ports import Extractor
+from memvet.extraction.heuristic import HeuristicExtractor
+from memvet.extraction.limits import validate_messages
+from memvet.extraction.llm import LLMExtractor
+from memvet.memory.errors import ValidationError
+from memvet.memory.ports import Extractor
 
 EXTRACTORS = ("heuristic", "llm")
 

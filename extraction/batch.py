@@ -15,9 +15,9 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 
-from extraction.limits import validate_messages
-from memory.errors import MemvetError
-from memory.ports import ExtractionContext, Extractor
+from memvet.extraction.limits import validate_messages
+from memvet.memory.errors import MemvetError
+from memvet.memory.ports import ExtractionContext, Extractor
 
 
 def run_batch(lines: Iterable[str], extractor: Extractor) -> Iterator[dict[str, object]]:
@@ -53,7 +53,7 @@ def run_batch(lines: Iterable[str], extractor: Extractor) -> Iterator[dict[str, 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`memvet extract`: print one JSON line per candidate; 0 on success, 2 on bad usage."""
-    from extraction import build_extractor
+    from memvet.extraction import build_extractor
 
     parser = argparse.ArgumentParser(prog="memvet extract", description=__doc__.splitlines()[0])
     parser.add_argument("--input", required=True, help="cases, one JSON object per line")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memory.kinds import Kind
+from memvet.memory.kinds import Kind
 
 Cue = tuple[re.Pattern[str], float]
 

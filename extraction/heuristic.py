@@ -14,11 +14,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from extraction import cues, phrasing
-from extraction.segment import Sentence, sentences
-from memory.kinds import Kind
-from memory.namespaces import slugify
-from memory.ports import ExtractedCandidate, ExtractionContext, Message
+from memvet.extraction import cues, phrasing
+from memvet.extraction.segment import Sentence, sentences
+from memvet.memory.kinds import Kind
+from memvet.memory.namespaces import slugify
+from memvet.memory.ports import ExtractedCandidate, ExtractionContext, Message
 
 log = logging.getLogger(__name__)
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
-from memory.messages import MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_TOTAL_BYTES, validate_messages
+from memvet.memory.messages import (
+    MAX_MESSAGE_BYTES,
+    MAX_MESSAGES,
+    MAX_TOTAL_BYTES,
+    validate_messages,
+)
 
 __all__ = ["MAX_MESSAGES", "MAX_MESSAGE_BYTES", "MAX_TOTAL_BYTES", "validate_messages"]

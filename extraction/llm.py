@@ -28,9 +28,9 @@ from typing import Any
 
 import httpx
 
-from memory.kinds import Kind
-from memory.namespaces import slugify
-from memory.ports import (
+from memvet.memory.kinds import Kind
+from memvet.memory.namespaces import slugify
+from memvet.memory.ports import (
     ExtractedCandidate,
     ExtractionContext,
     ExtractionStats,

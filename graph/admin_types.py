@@ -6,11 +6,11 @@ from datetime import datetime
 
 import strawberry
 
-from graph.enums import MemoryKind, TokenRole
-from memory import records
-from memory.access import Principal
-from memory.policy import AutoApprovePolicy as CorePolicy
-from memory.tokens import TokenInfo
+from memvet.graph.enums import MemoryKind, TokenRole
+from memvet.memory import records
+from memvet.memory.access import Principal
+from memvet.memory.policy import AutoApprovePolicy as CorePolicy
+from memvet.memory.tokens import TokenInfo
 
 
 @strawberry.type(description="Auto-approve thresholds for one kind.")

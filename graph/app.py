@@ -26,9 +26,9 @@ from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.extensions import SchemaExtension
 
-from graph.context import Context, authenticate
-from graph.limits import Limits
-from graph.schema import build_schema
+from memvet.graph.context import Context, authenticate
+from memvet.graph.limits import Limits
+from memvet.graph.schema import build_schema
 
 PATH = "/graphql"
 

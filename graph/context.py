@@ -15,11 +15,11 @@ from typing import Any, Protocol, TypeVar
 import anyio.to_thread
 from strawberry.types import Info
 
-from graph.errors import UserError, graphql_error, user_error
-from memory.access import Principal
-from memory.errors import MemvetError, Unauthenticated
-from memory.service import MemoryService
-from memory.tokens import bearer_token
+from memvet.graph.errors import UserError, graphql_error, user_error
+from memvet.memory.access import Principal
+from memvet.memory.errors import MemvetError, Unauthenticated
+from memvet.memory.service import MemoryService
+from memvet.memory.tokens import bearer_token
 
 T = TypeVar("T")
 

@@ -6,9 +6,9 @@ from enum import Enum
 
 import strawberry
 
-from memory.access import Role
-from memory.kinds import Kind
-from memory.records import Action, Outcome, Source, Status
+from memvet.memory.access import Role
+from memvet.memory.kinds import Kind
+from memvet.memory.records import Action, Outcome, Source, Status
 
 
 @strawberry.enum(description="What a memory is about: exactly six kinds, there is no seventh.")

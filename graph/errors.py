@@ -17,7 +17,7 @@ import strawberry
 from graphql import GraphQLError, GraphQLSyntaxError
 from strawberry.extensions import SchemaExtension
 
-from memory import errors as core
+from memvet.memory import errors as core
 
 log = logging.getLogger(__name__)
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import strawberry
 
-from graph.enums import MemoryKind, SubmitOutcome
-from graph.types import Candidate, Turn
-from memory import records
-from memory.ports import Message as CoreMessage
-from memory.service import TurnResult as CoreTurnResult
-from memory.turns import TurnSubmission
+from memvet.graph.enums import MemoryKind, SubmitOutcome
+from memvet.graph.types import Candidate, Turn
+from memvet.memory import records
+from memvet.memory.ports import Message as CoreMessage
+from memvet.memory.service import TurnResult as CoreTurnResult
+from memvet.memory.turns import TurnSubmission
 
 
 @strawberry.input(name="CandidateEdit",

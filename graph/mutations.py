@@ -12,11 +12,16 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 
-from graph.admin_types import ApiToken, AutoApprovePolicy, AutoApprovePolicyInput, CreatedToken
-from graph.context import Context, attempt, mapped
-from graph.enums import MemoryKind, TokenRole
-from graph.errors import graphql_error, union
-from graph.inputs import (
+from memvet.graph.admin_types import (
+    ApiToken,
+    AutoApprovePolicy,
+    AutoApprovePolicyInput,
+    CreatedToken,
+)
+from memvet.graph.context import Context, attempt, mapped
+from memvet.graph.enums import MemoryKind, TokenRole
+from memvet.graph.errors import graphql_error, union
+from memvet.graph.inputs import (
     ActivePersona,
     ArchiveResult,
     ArchiveWindow,
@@ -25,11 +30,11 @@ from graph.inputs import (
     TurnResult,
     edit_or_none,
 )
-from graph.types import Candidate, Memory
-from memory.access import Principal
-from memory.errors import ValidationError as CoreValidationError
-from memory.records import CandidateInput, Source
-from memory.service import MemoryService
+from memvet.graph.types import Candidate, Memory
+from memvet.memory.access import Principal
+from memvet.memory.errors import ValidationError as CoreValidationError
+from memvet.memory.records import CandidateInput, Source
+from memvet.memory.service import MemoryService
 
 MAX_BULK = 200
 

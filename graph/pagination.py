@@ -13,9 +13,9 @@ from typing import Generic, TypeVar
 
 import strawberry
 
-from memory.errors import ValidationError
-from memory.records import Page
-from memory.service import MAX_PAGE
+from memvet.memory.errors import ValidationError
+from memvet.memory.records import Page
+from memvet.memory.service import MAX_PAGE
 
 MAX_FIRST = MAX_PAGE
 DEFAULT_FIRST = 50

@@ -12,8 +12,8 @@ from typing import Any
 from strawberry.permission import BasePermission
 from strawberry.types import Info
 
-from graph.context import Context
-from memory.access import Permission
+from memvet.graph.context import Context
+from memvet.memory.access import Permission
 
 
 class _Requires(BasePermission):

@@ -10,15 +10,15 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 
-from graph.admin_types import ApiToken, AutoApprovePolicy, QueueStats, Viewer
-from graph.context import Context, call
-from graph.enums import CandidateOrder, CandidateSource, CandidateStatus, MemoryKind
-from graph.errors import graphql_error
-from graph.pagination import MAX_FIRST, Connection, connection, window
-from graph.permissions import IsAdmin
-from graph.types import Candidate, Memory, RecallHit, Transition, Turn
-from memory.errors import MemvetError
-from memory.service import MAX_RECALL_LIMIT
+from memvet.graph.admin_types import ApiToken, AutoApprovePolicy, QueueStats, Viewer
+from memvet.graph.context import Context, call
+from memvet.graph.enums import CandidateOrder, CandidateSource, CandidateStatus, MemoryKind
+from memvet.graph.errors import graphql_error
+from memvet.graph.pagination import MAX_FIRST, Connection, connection, window
+from memvet.graph.permissions import IsAdmin
+from memvet.graph.types import Candidate, Memory, RecallHit, Transition, Turn
+from memvet.memory.errors import MemvetError
+from memvet.memory.service import MAX_RECALL_LIMIT
 
 FirstArg = Annotated[int, strawberry.argument(description=f"Page size (1–{MAX_FIRST}).")]
 AfterArg = Annotated[str | None, strawberry.argument(

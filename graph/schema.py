@@ -11,7 +11,7 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
-from graph.errors import (
+from memvet.graph.errors import (
     ERROR_TYPES,
     UNEXPECTED,
     ErrorCodes,
@@ -19,10 +19,10 @@ from graph.errors import (
     log_errors,
     should_mask,
 )
-from graph.limits import Limits, limit_extensions
-from graph.mutations import AdminMutation, IntakeMutation, ReviewMutation
-from graph.queries import RecallQuery, ReviewQuery, SettingsQuery
-from graph.subscriptions import ReviewSubscription
+from memvet.graph.limits import Limits, limit_extensions
+from memvet.graph.mutations import AdminMutation, IntakeMutation, ReviewMutation
+from memvet.graph.queries import RecallQuery, ReviewQuery, SettingsQuery
+from memvet.graph.subscriptions import ReviewSubscription
 
 Query = merge_types("Query", (ReviewQuery, RecallQuery, SettingsQuery))
 Mutation = merge_types("Mutation", (IntakeMutation, ReviewMutation, AdminMutation))

@@ -14,13 +14,13 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 
-from graph.context import Context, run
-from graph.enums import MemoryKind, ReviewAction
-from graph.errors import graphql_error
-from graph.permissions import CanReview
-from graph.types import Candidate, Memory
-from memory.errors import MemvetError
-from memory.ports import ReviewEvent as CoreEvent
+from memvet.graph.context import Context, run
+from memvet.graph.enums import MemoryKind, ReviewAction
+from memvet.graph.errors import graphql_error
+from memvet.graph.permissions import CanReview
+from memvet.graph.types import Candidate, Memory
+from memvet.memory.errors import MemvetError
+from memvet.memory.ports import ReviewEvent as CoreEvent
 
 
 @strawberry.type(description="A deleted memory as it was (it can no longer be loaded).")

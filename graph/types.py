@@ -15,12 +15,12 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from graph.context import Context, call, run
-from graph.enums import CandidateSource, CandidateStatus, MemoryKind, TransitionAction
-from memory import records
-from memory.access import Principal
-from memory.errors import MemvetError
-from memory.service import MAX_RECALL_LIMIT
+from memvet.graph.context import Context, call, run
+from memvet.graph.enums import CandidateSource, CandidateStatus, MemoryKind, TransitionAction
+from memvet.memory import records
+from memvet.memory.access import Principal
+from memvet.memory.errors import MemvetError
+from memvet.memory.service import MAX_RECALL_LIMIT
 
 T = TypeVar("T")
 

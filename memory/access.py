@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memory.errors import Forbidden, NotFound
+from memvet.memory.errors import Forbidden, NotFound
 
 
 class Role(StrEnum):

@@ -8,19 +8,19 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from sqlalchemy import select
 
-from memory import queries, review, store, transfer
-from memory import tokens as token_store
-from memory.access import Permission, Principal, Role
-from memory.core import ServiceCore
-from memory.errors import ValidationError
-from memory.kinds import Kind
-from memory.namespaces import validate_slug
-from memory.policy import POLICY_ACTOR, AutoApprovePolicy
-from memory.ports import EventAction
-from memory.records import (
+from memvet.memory import queries, review, store, transfer
+from memvet.memory import tokens as token_store
+from memvet.memory.access import Permission, Principal, Role
+from memvet.memory.core import ServiceCore
+from memvet.memory.errors import ValidationError
+from memvet.memory.kinds import Kind
+from memvet.memory.namespaces import validate_slug
+from memvet.memory.policy import POLICY_ACTOR, AutoApprovePolicy
+from memvet.memory.ports import EventAction
+from memvet.memory.records import (
     Status,
 )
-from memory.text import check_id
+from memvet.memory.text import check_id
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from typing import Any
 from sqlalchemy import insert
 from sqlalchemy.engine import Connection
 
-from memory import store
-from memory.records import Action, Status, Transition
+from memvet.memory import store
+from memvet.memory.records import Action, Status, Transition
 
 _INSERT = insert(store.transitions)
 

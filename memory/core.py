@@ -16,21 +16,21 @@ from datetime import datetime
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
-from memory import intake, queries, review
-from memory.access import Permission, Principal
-from memory.clock import Clock, isoformat, utcnow
-from memory.errors import ValidationError
-from memory.kinds import DEFAULT_KIND_WEIGHTS, Kind, parse_kind
-from memory.namespaces import resolve_namespace
-from memory.policy import POLICY_ACTOR
-from memory.ports import (
+from memvet.memory import intake, queries, review
+from memvet.memory.access import Permission, Principal
+from memvet.memory.clock import Clock, isoformat, utcnow
+from memvet.memory.errors import ValidationError
+from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind, parse_kind
+from memvet.memory.namespaces import resolve_namespace
+from memvet.memory.policy import POLICY_ACTOR
+from memvet.memory.ports import (
     CandidateMatcher,
     EventBus,
     Extractor,
     MemoryIndex,
     ReviewEvent,
 )
-from memory.records import (
+from memvet.memory.records import (
     Candidate,
     CandidateInput,
     Outcome,
@@ -40,9 +40,9 @@ from memory.records import (
     SubmitResult,
     candidate_from_row,
 )
-from memory.runtime import RuntimeSettings
-from memory.sync import IndexSync, ReconcileReport
-from memory.text import check_text
+from memvet.memory.runtime import RuntimeSettings
+from memvet.memory.sync import IndexSync, ReconcileReport
+from memvet.memory.text import check_text
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from dataclasses import asdict
 from typing import Any
 
-from memory.ports import ReviewEvent
+from memvet.memory.ports import ReviewEvent
 
 log = logging.getLogger(__name__)
 

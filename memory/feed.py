@@ -13,12 +13,12 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 
-from memory import tokens as token_store
-from memory.access import Permission, Principal
-from memory.core import ServiceCore
-from memory.errors import Unauthenticated, ValidationError
-from memory.namespaces import Namespace
-from memory.ports import PUBLIC_ACTIONS, EventAction, ReviewEvent
+from memvet.memory import tokens as token_store
+from memvet.memory.access import Permission, Principal
+from memvet.memory.core import ServiceCore
+from memvet.memory.errors import Unauthenticated, ValidationError
+from memvet.memory.namespaces import Namespace
+from memvet.memory.ports import PUBLIC_ACTIONS, EventAction, ReviewEvent
 
 RECHECK_S = 1.0
 

@@ -20,10 +20,10 @@ from typing import Any
 from sqlalchemy import and_, bindparam, case, distinct, func, insert, select, union_all, update
 from sqlalchemy.engine import Connection
 
-from memory import audit, store
-from memory.errors import ValidationError
-from memory.kinds import Kind
-from memory.records import (
+from memvet.memory import audit, store
+from memvet.memory.errors import ValidationError
+from memvet.memory.kinds import Kind
+from memvet.memory.records import (
     MAX_CONTENT_BYTES,
     Action,
     Candidate,
@@ -33,7 +33,7 @@ from memory.records import (
     Status,
     candidate_from_row,
 )
-from memory.text import check_id, check_text
+from memvet.memory.text import check_id, check_text
 
 _SPACE = re.compile(r"\s+")
 _EDGE_PUNCT = " \t\n.!?;:,'\"`“”‘’()[]"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from memory.errors import InvalidKind
+from memvet.memory.errors import InvalidKind
 
 
 class Kind(StrEnum):

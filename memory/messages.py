@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from memory.errors import ValidationError
-from memory.ports import ROLES, Message
+from memvet.memory.errors import ValidationError
+from memvet.memory.ports import ROLES, Message
 
 MAX_MESSAGE_BYTES = 64 * 1024
 MAX_MESSAGES = 10_000

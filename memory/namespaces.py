@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memory.errors import InvalidNamespace
+from memvet.memory.errors import InvalidNamespace
 
 SLUG_RE = re.compile(r"^[a-z0-9_./-]{1,128}$")
 

@@ -10,17 +10,17 @@ from sqlalchemy import insert, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from memory import intake, queries, store
-from memory.access import Permission, Principal
-from memory.core import ServiceCore, can_read
-from memory.errors import MemvetError, ValidationError
-from memory.namespaces import Namespace, validate_slug
-from memory.ports import (
+from memvet.memory import intake, queries, store
+from memvet.memory.access import Permission, Principal
+from memvet.memory.core import ServiceCore, can_read
+from memvet.memory.errors import MemvetError, ValidationError
+from memvet.memory.namespaces import Namespace, validate_slug
+from memvet.memory.ports import (
     ExtractedCandidate,
     ExtractionContext,
     Extractor,
 )
-from memory.records import (
+from memvet.memory.records import (
     CandidateInput,
     OriginInput,
     Outcome,
@@ -29,7 +29,7 @@ from memory.records import (
     SubmitResult,
     Turn,
 )
-from memory.turns import TurnSubmission, validate_submission
+from memvet.memory.turns import TurnSubmission, validate_submission
 
 log = logging.getLogger(__name__)
 

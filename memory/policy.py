@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from memory.errors import ValidationError
-from memory.kinds import Kind, parse_kind
-from memory.namespaces import Namespace
+from memvet.memory.errors import ValidationError
+from memvet.memory.kinds import Kind, parse_kind
+from memvet.memory.namespaces import Namespace
 
 POLICY_ACTOR = "policy:auto-approve"
 

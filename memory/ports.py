@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from memory.kinds import Kind
+from memvet.memory.kinds import Kind
 
 ROLES = ("user", "assistant", "system", "tool")
 

@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import Select, and_, case, func, select
 from sqlalchemy.engine import Connection
 
-from memory import store
-from memory.kinds import Kind
-from memory.records import (
+from memvet.memory import store
+from memvet.memory.kinds import Kind
+from memvet.memory.records import (
     Candidate,
     Memory,
     Origin,

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from sqlalchemy import select
 
-from memory import queries, store
-from memory.access import Permission, Principal
-from memory.core import (
+from memvet.memory import queries, store
+from memvet.memory.access import Permission, Principal
+from memvet.memory.core import (
     MAX_PAGE,
     MAX_QUERY_CHARS,
     MAX_RECALL_LIMIT,
@@ -17,10 +17,10 @@ from memory.core import (
     can_read,
     check_page,
 )
-from memory.errors import NotFound, ValidationError
-from memory.kinds import Kind, parse_kind
-from memory.namespaces import Namespace
-from memory.records import (
+from memvet.memory.errors import NotFound, ValidationError
+from memvet.memory.kinds import Kind, parse_kind
+from memvet.memory.namespaces import Namespace
+from memvet.memory.records import (
     Candidate,
     Memory,
     Origin,
@@ -32,7 +32,7 @@ from memory.records import (
     Transition,
     Turn,
 )
-from memory.text import check_id, check_text
+from memvet.memory.text import check_id, check_text
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
-from memory.kinds import Kind
+from memvet.memory.kinds import Kind
 
 MAX_CONTENT_BYTES = 16 * 1024
 

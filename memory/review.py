@@ -12,12 +12,12 @@ from typing import Any
 from sqlalchemy import and_, delete, insert, select, update
 from sqlalchemy.engine import Connection
 
-from memory import audit, store
-from memory.errors import InvalidTransition, NotFound
-from memory.intake import clean_content, content_key, load_for_update, new_id
-from memory.kinds import parse_kind
-from memory.namespaces import Namespace
-from memory.records import (
+from memvet.memory import audit, store
+from memvet.memory.errors import InvalidTransition, NotFound
+from memvet.memory.intake import clean_content, content_key, load_for_update, new_id
+from memvet.memory.kinds import parse_kind
+from memvet.memory.namespaces import Namespace
+from memvet.memory.records import (
     Action,
     Candidate,
     CandidateEdit,

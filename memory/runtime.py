@@ -11,9 +11,9 @@ from typing import Any
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from memory import store
-from memory.clock import utcnow
-from memory.policy import AutoApprovePolicy
+from memvet.memory import store
+from memvet.memory.clock import utcnow
+from memvet.memory.policy import AutoApprovePolicy
 
 KNOWN_KEYS = ("auto_approve_policy", "active_persona", "archive_days")
 # Read on every submission (the policy): one prepared statement.

@@ -16,20 +16,20 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from memory import queries, review
-from memory.access import Permission, Principal
-from memory.admin import Administration
-from memory.core import MAX_PAGE, MAX_QUERY_CHARS, MAX_RECALL_LIMIT, clean_reason
-from memory.errors import ValidationError
-from memory.feed import ReviewFeed
-from memory.passes import ExtractionPasses, TurnResult
-from memory.reading import Reading
-from memory.records import (
+from memvet.memory import queries, review
+from memvet.memory.access import Permission, Principal
+from memvet.memory.admin import Administration
+from memvet.memory.core import MAX_PAGE, MAX_QUERY_CHARS, MAX_RECALL_LIMIT, clean_reason
+from memvet.memory.errors import ValidationError
+from memvet.memory.feed import ReviewFeed
+from memvet.memory.passes import ExtractionPasses, TurnResult
+from memvet.memory.reading import Reading
+from memvet.memory.records import (
     Candidate,
     CandidateEdit,
     Memory,
 )
-from memory.text import check_id
+from memvet.memory.text import check_id
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Engine
 
-from memory import store
-from memory.kinds import Kind
-from memory.ports import IndexedMemory, MemoryIndex, index_hash
+from memvet.memory import store
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import IndexedMemory, MemoryIndex, index_hash
 
 log = logging.getLogger(__name__)
 BATCH = 256

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from memory.errors import ValidationError
+from memvet.memory.errors import ValidationError
 
 MAX_ID_CHARS = 200
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -12,11 +12,11 @@ from datetime import datetime
 from sqlalchemy import and_, insert, select, update
 from sqlalchemy.engine import Connection
 
-from memory import store
-from memory.access import Principal, Role
-from memory.errors import NotFound, ValidationError
-from memory.intake import new_id
-from memory.namespaces import Namespace
+from memvet.memory import store
+from memvet.memory.access import Principal, Role
+from memvet.memory.errors import NotFound, ValidationError
+from memvet.memory.intake import new_id
+from memvet.memory.namespaces import Namespace
 
 TOKEN_PREFIX = "mvt_"
 MAX_TOKEN_CHARS = 200

@@ -18,12 +18,12 @@ from typing import Any
 from sqlalchemy import Table, case, func, insert, select, text
 from sqlalchemy.engine import Connection
 
-from memory import intake, review, store
-from memory.clock import isoformat, parse_iso
-from memory.errors import MemvetError, ValidationError
-from memory.kinds import Kind, parse_kind
-from memory.namespaces import Namespace
-from memory.records import Action, Source, Status
+from memvet.memory import intake, review, store
+from memvet.memory.clock import isoformat, parse_iso
+from memvet.memory.errors import MemvetError, ValidationError
+from memvet.memory.kinds import Kind, parse_kind
+from memvet.memory.namespaces import Namespace
+from memvet.memory.records import Action, Source, Status
 
 IMPORT_ACTOR = "import"
 

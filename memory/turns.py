@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.errors import ValidationError
-from memory.messages import validate_messages
-from memory.ports import Message
-from memory.text import MAX_ID_CHARS, check_id
+from memvet.memory.errors import ValidationError
+from memvet.memory.messages import validate_messages
+from memvet.memory.ports import Message
+from memvet.memory.text import MAX_ID_CHARS, check_id
 
 TRIGGERS = ("turn", "compaction")
 

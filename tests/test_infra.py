@@ -97,7 +97,7 @@ def test_wait_http_reports_an_early_exit(tmp_path: Path) -> None:
             pass
 
 
-def test_ci_run_calls_make_test_without_masking() -> None:
+def test_ci_run_calls_make_test_and_lint_without_masking() -> None:
     script = ROOT / ".ci" / "run"
     text = script.read_text()
     assert text.startswith("#!/usr/bin/env bash\n")
@@ -108,7 +108,7 @@ def test_ci_run_calls_make_test_without_masking() -> None:
         for line in text.splitlines()
         if line.strip() and not line.lstrip().startswith("#")
     ]
-    assert commands[-1] in ("make test", "exec make test")
+    assert commands[-2:] == ["make test", "make lint"]
     assert not re.search(r"\|\|\s*(true|:)|\|\s*tee\b|set \+e", text)
 
 

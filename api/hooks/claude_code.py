@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from api.client import Client, ClientError
-from api.hooks import transcript
-from api.hooks.context import find_workspace, log_line, persona
+from memvet.api.client import Client, ClientError
+from memvet.api.hooks import transcript
+from memvet.api.hooks.context import find_workspace, log_line, persona
 
 BUDGET_S = 1.8  # every HTTP call shares this; the watchdog fires just before 2 s
 WATCHDOG_S = 1.95

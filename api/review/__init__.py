@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from api.client_cli import KINDS
+from memvet.api.client_cli import KINDS
 
 DESCRIPTION = ("Review pending candidates: an interactive queue in the terminal, or the "
                "scriptable --list / approve / reject. Uses MEMVET_URL (default "
@@ -73,6 +73,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json and not args.list:
         args.review_parser.error("--json goes with --list")
     # Deferred: it imports httpx and websockets, which the hook's start-up must not pay.
-    from api.review import commands
+    from memvet.api.review import commands
 
     return commands.main(args)

@@ -28,8 +28,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 from websockets.typing import Subprotocol
 
-from api.client import DEFAULT_URL, ApiError, ClientError, ServerUnavailable, Unauthenticated
-from api.review.models import (
+from memvet.api.client import DEFAULT_URL, ApiError, ClientError, ServerUnavailable, Unauthenticated
+from memvet.api.review.models import (
     Approved,
     Candidate,
     Detail,

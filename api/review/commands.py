@@ -13,10 +13,10 @@ import json
 import shutil
 import sys
 
-from api.client import ClientError
-from api.review.client import ReviewClient
-from api.review.format import table
-from api.review.models import Edit, Viewer
+from memvet.api.client import ClientError
+from memvet.api.review.client import ReviewClient
+from memvet.api.review.format import table
+from memvet.api.review.models import Edit, Viewer
 
 PROG = "memvet review"
 
@@ -113,7 +113,7 @@ async def interactive(client: ReviewClient, args: argparse.Namespace, viewer: Vi
         return fail("the interactive queue needs a terminal; in scripts use --list, "
                     "approve ID or reject ID")
     # Deferred: Textual is only for the interactive form.
-    from api.review.tui import ReviewApp
+    from memvet.api.review.tui import ReviewApp
 
     app = ReviewApp(client, viewer=viewer, namespace=args.filter_namespace,
                     kind=args.filter_kind)

@@ -18,9 +18,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, TextArea
 
-from api.client_cli import KINDS
-from api.review.models import Candidate, Edit, Turn
-from api.review.widgets import TextPane, turn_text
+from memvet.api.client_cli import KINDS
+from memvet.api.review.models import Candidate, Edit, Turn
+from memvet.api.review.widgets import TextPane, turn_text
 
 KEYS = (
     ("j / ↓", "next candidate"),

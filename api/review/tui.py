@@ -15,11 +15,11 @@ from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer
 
-from api.client import ClientError
-from api.review.client import ReviewClient
-from api.review.format import age, clip
-from api.review.models import Candidate, Detail, Edit, Event, LiveStatus, Viewer
-from api.review.screens import (
+from memvet.api.client import ClientError
+from memvet.api.review.client import ReviewClient
+from memvet.api.review.format import age, clip
+from memvet.api.review.models import Candidate, Detail, Edit, Event, LiveStatus, Viewer
+from memvet.api.review.screens import (
     EditScreen,
     Filters,
     FilterScreen,
@@ -27,7 +27,7 @@ from api.review.screens import (
     RejectScreen,
     TurnScreen,
 )
-from api.review.widgets import TextPane, detail_text, status_text
+from memvet.api.review.widgets import TextPane, detail_text, status_text
 
 LOAD_LIMIT = 2000  # the queue is for skimming; past this, narrow it with `/`
 GONE = ("approved", "rejected", "archived")

@@ -7,8 +7,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from api.review.format import age, one_line
-from api.review.models import Candidate, Detail, LiveStatus, Turn
+from memvet.api.review.format import age, one_line
+from memvet.api.review.models import Candidate, Detail, LiveStatus, Turn
 
 # Decisions and postmortems do the most harm when stale (SPEC §7): the pane says so.
 STRICT_KINDS = ("decision", "postmortem")

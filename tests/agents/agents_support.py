@@ -21,7 +21,7 @@ from fixtures.net import free_port, http_process
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from api.settings import Settings
+from memvet.api.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"

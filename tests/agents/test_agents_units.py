@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from agents_support import DATA
 
-from api.client import _dechunk, _host_port, _parse_response
-from api.hooks import claude_code, transcript
-from api.hooks.context import find_workspace, read_marker, slugify
+from memvet.api.client import _dechunk, _host_port, _parse_response
+from memvet.api.hooks import claude_code, transcript
+from memvet.api.hooks.context import find_workspace, read_marker, slugify
 
 
 def test_last_exchange_skips_tool_traffic_meta_and_command_echoes() -> None:

@@ -13,7 +13,7 @@ import httpx
 from fixtures.net import free_port, wait_http
 
 ROOT = Path(__file__).resolve().parents[2]
-MEMVET = [sys.executable, "-m", "api.cli"]
+MEMVET = [sys.executable, "-m", "memvet.api.cli"]
 
 
 def run(*args: str, data_dir: Path, stdin: str | None = None,
@@ -26,12 +26,12 @@ def run(*args: str, data_dir: Path, stdin: str | None = None,
 
 def seed(data_dir: Path) -> None:
     """Some of everything: candidates of each status, origins, a turn, an edit, a setting."""
-    from api.settings import Settings
-    from api.wiring import build_runtime
-    from memory.access import Principal
-    from memory.ports import Message
-    from memory.records import CandidateEdit, CandidateInput, OriginInput, Source
-    from memory.turns import TurnSubmission
+    from memvet.api.settings import Settings
+    from memvet.api.wiring import build_runtime
+    from memvet.memory.access import Principal
+    from memvet.memory.ports import Message
+    from memvet.memory.records import CandidateEdit, CandidateInput, OriginInput, Source
+    from memvet.memory.turns import TurnSubmission
 
     rt = build_runtime(Settings(data_dir=data_dir, embedder="fake"), with_index=False, lock=False)
     s, who = rt.service, Principal.system()

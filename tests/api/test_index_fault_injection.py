@@ -9,10 +9,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-from api.settings import Settings
-from api.wiring import build_runtime
-from memory.access import Principal
-from memory.records import CandidateInput, Source
+from memvet.api.settings import Settings
+from memvet.api.wiring import build_runtime
+from memvet.memory.access import Principal
+from memvet.memory.records import CandidateInput, Source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # write kills the process — after the transaction has committed, before the index has it.
 CHILD = textwrap.dedent("""
     import os, signal, sys
-    from api.settings import Settings
-    from api.wiring import build_runtime, make_embedder, make_index
-    from memory.access import Principal
+    from memvet.api.settings import Settings
+    from memvet.api.wiring import build_runtime, make_embedder, make_index
+    from memvet.memory.access import Principal
 
     data_dir, action, target = sys.argv[1:4]
     settings = Settings(data_dir=data_dir, embedder="fake")

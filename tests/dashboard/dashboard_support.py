@@ -156,7 +156,7 @@ class Server:
 
 
 def _cli(args: list[str], env: dict[str, str]) -> str:
-    done = subprocess.run([sys.executable, "-m", "api.cli", *args], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "memvet.api.cli", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=180)
     if done.returncode != 0:
         raise RuntimeError(f"memvet {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
@@ -188,7 +188,7 @@ def memvet_server(data_dir: Path, *, embedder: str | None = "fake",
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = data_dir / "server.log"
-    cmd = [sys.executable, "-m", "api.cli", "serve", "--port", str(port),
+    cmd = [sys.executable, "-m", "memvet.api.cli", "serve", "--port", str(port),
            "--data-dir", str(data_dir)]
     with http_process(cmd, f"{url}/healthz", log=log, env=env, cwd=ROOT, timeout=timeout):
         server = Server(url=url, data_dir=data_dir, tokens={"admin": found[-1]})

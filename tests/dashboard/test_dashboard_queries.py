@@ -35,7 +35,7 @@ def shipped_documents() -> dict[str, str]:
 def sdl_text() -> str:
     if SDL.exists():
         return SDL.read_text(encoding="utf-8")
-    from graph.schema import print_sdl  # before graph/schema.graphql is committed
+    from memvet.graph.schema import print_sdl  # before graph/schema.graphql is committed
 
     return print_sdl()
 
@@ -59,6 +59,6 @@ def test_committed_sdl_matches_the_code_when_present() -> None:
     """The dashboard validates against schema.graphql; it must be the schema the server runs."""
     if not SDL.exists():
         return  # validated against the code's schema above
-    from graph.schema import print_sdl
+    from memvet.graph.schema import print_sdl
 
     assert SDL.read_text(encoding="utf-8") == print_sdl()

@@ -27,7 +27,8 @@ def test_live_updates_reconnect_after_a_restart(
     assert row(page, "The restart-demo first fact.").count() == 1
 
     port = server.url.rsplit(":", 1)[1]
-    cmd = [sys.executable, "-m", "api.cli", "serve", "--port", port, "--data-dir", str(data_dir)]
+    cmd = [sys.executable, "-m", "memvet.api.cli", "serve", "--port", port,
+           "--data-dir", str(data_dir)]
     with http_process(cmd, f"{server.url}/healthz", log=data_dir / "server2.log",
                       env=server_env(data_dir, "fake"), cwd=ROOT, timeout=120):
         page.wait_for_selector("#conn[data-state=live]", timeout=30000)

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from embeddings.chroma import make_chroma_client
-from embeddings.fake import FakeEmbedder
+from memvet.embeddings.chroma import make_chroma_client
+from memvet.embeddings.fake import FakeEmbedder
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def fake() -> FakeEmbedder:
 @pytest.fixture(scope="session")
 def onnx_embedder(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The packaged model on onnxruntime (exported once per test session)."""
-    from embeddings.onnx import OnnxEmbedder
+    from memvet.embeddings.onnx import OnnxEmbedder
 
     embedder = OnnxEmbedder(cache_dir=tmp_path_factory.mktemp("onnx"))
     embedder.load()

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from embeddings.equivalence import EmbeddingCandidateMatcher, numbers_of
-from embeddings.fake import FakeEmbedder
-from memory.kinds import Kind
-from memory.ports import CandidateMatcher
+from memvet.embeddings.equivalence import EmbeddingCandidateMatcher, numbers_of
+from memvet.embeddings.fake import FakeEmbedder
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import CandidateMatcher
 
 NS = "workspace:shop-api"
 

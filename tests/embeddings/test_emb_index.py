@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from embeddings.chroma import collection_name, make_chroma_client, namespace_of
-from embeddings.fake import FakeEmbedder
-from embeddings.index import ChromaMemoryIndex, EmbeddingModelMismatch, RankingSettings
-from memory.errors import InvalidNamespace
-from memory.kinds import DEFAULT_KIND_WEIGHTS, Kind
-from memory.ports import IndexedMemory, MemoryIndex, index_hash
+from memvet.embeddings.chroma import collection_name, make_chroma_client, namespace_of
+from memvet.embeddings.fake import FakeEmbedder
+from memvet.embeddings.index import ChromaMemoryIndex, EmbeddingModelMismatch, RankingSettings
+from memvet.memory.errors import InvalidNamespace
+from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind
+from memvet.memory.ports import IndexedMemory, MemoryIndex, index_hash
 
 SHOP = "workspace:shop-api"
 OTHER = "workspace:other"

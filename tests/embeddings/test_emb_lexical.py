@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from embeddings.fake import FakeEmbedder
-from embeddings.fusion import convex_fusion, rrf_fusion
-from embeddings.lexical import BM25Index, stem, tokenize
+from memvet.embeddings.fake import FakeEmbedder
+from memvet.embeddings.fusion import convex_fusion, rrf_fusion
+from memvet.embeddings.lexical import BM25Index, stem, tokenize
 
 
 def test_tokenize_keeps_exact_names_and_their_parts() -> None:

@@ -8,23 +8,23 @@ import numpy as np
 import pytest
 from equivalence_pairs import RELATED, SAME
 
-from embeddings.chroma import make_chroma_client
-from embeddings.equivalence import (
+from memvet.embeddings.chroma import make_chroma_client
+from memvet.embeddings.equivalence import (
     DEFAULT_EQUIVALENCE_THRESHOLD,
     EmbeddingCandidateMatcher,
     numbers_of,
 )
-from embeddings.index import ChromaMemoryIndex, EmbeddingModelMismatch
-from embeddings.model import (
+from memvet.embeddings.index import ChromaMemoryIndex, EmbeddingModelMismatch
+from memvet.embeddings.model import (
     DIMENSION,
     MODEL_ID,
     SentenceTransformerEmbedder,
     model_hash,
     packaged_model_path,
 )
-from embeddings.onnx import OnnxEmbedder
-from memory.kinds import Kind
-from memory.ports import Embedder, IndexedMemory
+from memvet.embeddings.onnx import OnnxEmbedder
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import Embedder, IndexedMemory
 
 pytestmark = pytest.mark.slow
 
@@ -91,7 +91,7 @@ def test_recall_with_the_real_model_embedded(tmp_path: Path, onnx_embedder: Embe
     index = ChromaMemoryIndex(make_chroma_client(path=tmp_path / "c"), onnx_embedder)
     _check_recall(index)
     index.close()
-    from embeddings.fake import FakeEmbedder
+    from memvet.embeddings.fake import FakeEmbedder
 
     with pytest.raises(EmbeddingModelMismatch, match=MODEL_ID):
         ChromaMemoryIndex(make_chroma_client(path=tmp_path / "c"), FakeEmbedder())

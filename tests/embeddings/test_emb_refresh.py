@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from embeddings.chroma import make_chroma_client
-from embeddings.fake import FakeEmbedder
-from embeddings.index import ChromaMemoryIndex
-from memory.kinds import Kind
-from memory.ports import IndexedMemory
+from memvet.embeddings.chroma import make_chroma_client
+from memvet.embeddings.fake import FakeEmbedder
+from memvet.embeddings.index import ChromaMemoryIndex
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import IndexedMemory
 
 
 def ids(index: ChromaMemoryIndex, query: str) -> list[str]:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from extraction import HeuristicExtractor, LLMExtractor, build_extractor
-from extraction.batch import main, run_batch
-from extraction.limits import MAX_MESSAGE_BYTES, validate_messages
-from memory.errors import ValidationError
-from memory.ports import Message
+from memvet.extraction import HeuristicExtractor, LLMExtractor, build_extractor
+from memvet.extraction.batch import main, run_batch
+from memvet.extraction.limits import MAX_MESSAGE_BYTES, validate_messages
+from memvet.memory.errors import ValidationError
+from memvet.memory.ports import Message
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from extraction.heuristic import HeuristicExtractor
-from memory.kinds import Kind
-from memory.ports import ExtractedCandidate, ExtractionContext, Extractor, Message
+from memvet.extraction.heuristic import HeuristicExtractor
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import ExtractedCandidate, ExtractionContext, Extractor, Message
 
 CTX = ExtractionContext(workspace="Shop API", persona="dana", trigger="turn")
 

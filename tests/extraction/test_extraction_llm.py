@@ -11,10 +11,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from extraction.heuristic import HeuristicExtractor
-from extraction.llm import LLMExtractor
-from memory.kinds import Kind
-from memory.ports import ExtractionContext, Extractor, Message
+from memvet.extraction.heuristic import HeuristicExtractor
+from memvet.extraction.llm import LLMExtractor
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import ExtractionContext, Extractor, Message
 
 CTX = ExtractionContext(workspace="shop-api", persona="dana", trigger="turn")
 TURN = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from extraction.segment import MAX_CHARS_PER_MESSAGE, sentences
+from memvet.extraction.segment import MAX_CHARS_PER_MESSAGE, sentences
 
 
 def texts(message: str) -> list[str]:

@@ -18,11 +18,11 @@ import uvicorn
 from fixtures.net import free_port, wait_http
 from websockets.asyncio.client import ClientConnection, connect
 
-from api.app import create_app
-from api.settings import Settings
-from api.wiring import build_runtime
-from memory.access import Principal, Role
-from memory.ports import MemoryIndex
+from memvet.api.app import create_app
+from memvet.api.settings import Settings
+from memvet.api.wiring import build_runtime
+from memvet.memory.access import Principal, Role
+from memvet.memory.ports import MemoryIndex
 
 WS_PROTOCOL = "graphql-transport-ws"
 

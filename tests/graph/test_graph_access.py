@@ -145,7 +145,7 @@ OPERATIONS: list[tuple[str, set[str], Op]] = [
 
 
 def test_the_matrix_covers_every_root_field(server: Server) -> None:
-    from graph.schema import build_schema
+    from memvet.graph.schema import build_schema
 
     schema = build_schema()._schema
     assert schema.query_type and schema.mutation_type

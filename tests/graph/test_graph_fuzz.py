@@ -32,8 +32,8 @@ from hypothesis_graphql import strategies as gql_st
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from memory import store
-from memory.store import make_engine
+from memvet.memory import store
+from memvet.memory.store import make_engine
 
 SCHEMA = build_schema((Path(__file__).parents[2] / "graph" / "schema.graphql").read_text())
 MUTATIONS = sorted(SCHEMA.mutation_type.fields) if SCHEMA.mutation_type else []

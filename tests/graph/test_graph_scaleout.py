@@ -26,7 +26,7 @@ from graph_support import (
     ws_client,
 )
 
-from api.settings import Settings
+from memvet.api.settings import Settings
 
 MEMVET = str(Path(sys.executable).with_name("memvet"))
 ROOT = Path(__file__).resolve().parents[2]

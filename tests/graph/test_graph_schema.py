@@ -6,8 +6,8 @@ from pathlib import Path
 
 from graphql import GraphQLEnumType, GraphQLInputObjectType, GraphQLInterfaceType, GraphQLObjectType
 
-from graph.enums import MIRRORS
-from graph.schema import build_schema, print_sdl
+from memvet.graph.enums import MIRRORS
+from memvet.graph.schema import build_schema, print_sdl
 
 COMMITTED = Path(__file__).resolve().parents[2] / "graph" / "schema.graphql"
 
@@ -99,7 +99,7 @@ def test_every_public_field_and_type_has_a_description() -> None:
 
 
 def test_memvet_schema_command_prints_the_sdl(capsys: object) -> None:
-    from api.cli import main
+    from memvet.api.cli import main
 
     assert main(["schema"]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]

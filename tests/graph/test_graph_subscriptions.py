@@ -26,8 +26,8 @@ from graph_support import (
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from api.wiring import build_runtime, make_embedder, make_index
-from memory.access import Principal
+from memvet.api.wiring import build_runtime, make_embedder, make_index
+from memvet.memory.access import Principal
 
 SLOW_S = 2.0
 
@@ -280,7 +280,7 @@ def test_a_slow_recall_does_not_stall_subscriptions(server: Server) -> None:
 
 def test_unexpected_errors_are_masked_and_logged(server: Server,
                                                  caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="graph"):
+    with caplog.at_level(logging.ERROR, logger="memvet.graph"):
         body = server.gql('{ recall(query: "boom now") { score } }', as_="agent")
     error = body["errors"][0]
     assert error["message"] == "Unexpected error."

@@ -15,10 +15,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from memory import store
-from memory.access import Principal, Role
-from memory.kinds import Kind
-from memory.ports import (
+from memvet.memory import store
+from memvet.memory.access import Principal, Role
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import (
     ExtractedCandidate,
     ExtractionContext,
     IndexedMemory,

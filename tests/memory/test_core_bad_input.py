@@ -15,13 +15,13 @@ import pytest
 from core_support import ADMIN, AGENT, REVIEWER, FakeClock, FakeExtractor, dump
 from sqlalchemy.engine import Engine
 
-from memory.errors import MemvetError
-from memory.messages import MAX_MESSAGE_BYTES, MAX_MESSAGES
-from memory.policy import AutoApprovePolicy
-from memory.ports import ExtractedCandidate, Message
-from memory.records import MAX_CONTENT_BYTES, CandidateEdit, CandidateInput, Source
-from memory.service import MemoryService
-from memory.turns import TurnSubmission
+from memvet.memory.errors import MemvetError
+from memvet.memory.messages import MAX_MESSAGE_BYTES, MAX_MESSAGES
+from memvet.memory.policy import AutoApprovePolicy
+from memvet.memory.ports import ExtractedCandidate, Message
+from memvet.memory.records import MAX_CONTENT_BYTES, CandidateEdit, CandidateInput, Source
+from memvet.memory.service import MemoryService
+from memvet.memory.turns import TurnSubmission
 
 NS = "workspace:shop"
 
@@ -180,7 +180,7 @@ def test_bad_input_is_refused_and_changes_nothing(world: World, case: str) -> No
 
 
 def test_world_is_what_the_cases_assume(world: World) -> None:
-    from memory.records import Status
+    from memvet.memory.records import Status
 
     got = {i: world.svc.get_candidate(i, REVIEWER).status
            for i in (world.pending, world.approved, world.rejected, world.archived)}

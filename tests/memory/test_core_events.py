@@ -10,10 +10,10 @@ import pytest
 from core_support import AGENT, REVIEWER, FakeClock
 from sqlalchemy.engine import Engine
 
-from memory.events import LocalEventBus, PostgresEventBus, decode_event, encode_event
-from memory.ports import ReviewEvent
-from memory.records import CandidateInput, Source
-from memory.service import MemoryService
+from memvet.memory.events import LocalEventBus, PostgresEventBus, decode_event, encode_event
+from memvet.memory.ports import ReviewEvent
+from memvet.memory.records import CandidateInput, Source
+from memvet.memory.service import MemoryService
 
 
 def event(n: int, **extra: object) -> ReviewEvent:

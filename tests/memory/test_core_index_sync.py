@@ -5,11 +5,11 @@ from __future__ import annotations
 from core_support import AGENT, REVIEWER, FakeIndex
 from sqlalchemy import func, select
 
-from memory import store
-from memory.kinds import Kind
-from memory.ports import IndexedMemory
-from memory.records import CandidateEdit, CandidateInput, Source
-from memory.service import MemoryService
+from memvet.memory import store
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import IndexedMemory
+from memvet.memory.records import CandidateEdit, CandidateInput, Source
+from memvet.memory.service import MemoryService
 
 NS = "workspace:shop"
 

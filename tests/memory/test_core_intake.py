@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from core_support import ADMIN, AGENT, REVIEWER, FakeClock
 
-from memory.access import Principal
-from memory.records import (
+from memvet.memory.access import Principal
+from memvet.memory.records import (
     Action,
     CandidateInput,
     OriginInput,
@@ -13,7 +13,7 @@ from memory.records import (
     Source,
     Status,
 )
-from memory.service import MemoryService
+from memvet.memory.service import MemoryService
 
 NS = "workspace:shop"
 
@@ -118,7 +118,7 @@ def test_equivalent_of_approved_reinforces_the_memory(service: MemoryService) ->
 
 def test_equivalent_of_approved_edit_reinforces_too(service: MemoryService) -> None:
     """Both the proposed wording and the approved (edited) wording find the memory."""
-    from memory.records import CandidateEdit
+    from memvet.memory.records import CandidateEdit
 
     c = remember(service, "we use pnpm i think").candidate
     mem = service.approve(c.id, REVIEWER, edit=CandidateEdit(content="The shop uses pnpm."))
@@ -156,7 +156,7 @@ def test_merge_prefers_the_pending_equivalent(service: MemoryService) -> None:
     old = remember(service, "use pnpm").candidate
     service.reject(old.id, REVIEWER)
     # an edit can make a second candidate equivalent to a rejected one
-    from memory.records import CandidateEdit
+    from memvet.memory.records import CandidateEdit
 
     new = remember(service, "use pnpm please").candidate
     service.edit_candidate(new.id, CandidateEdit(content="use pnpm"), REVIEWER)
@@ -167,7 +167,7 @@ def test_merge_prefers_the_pending_equivalent(service: MemoryService) -> None:
 def test_manual_source_needs_a_reviewer(service: MemoryService) -> None:
     import pytest
 
-    from memory.errors import Forbidden
+    from memvet.memory.errors import Forbidden
 
     with pytest.raises(Forbidden):
         remember(service, "x", source=Source.MANUAL, who=AGENT)

@@ -14,10 +14,10 @@ from core_support import AGENT, REVIEWER, FakeClock, dump
 from sqlalchemy import inspect, select
 from sqlalchemy.engine import Engine
 
-from memory import migrate, store
-from memory.records import CandidateInput, Source
-from memory.service import MemoryService
-from memory.store import make_engine
+from memvet.memory import migrate, store
+from memvet.memory.records import CandidateInput, Source
+from memvet.memory.service import MemoryService
+from memvet.memory.store import make_engine
 
 
 def test_upgrade_builds_the_metadata(engine: Engine) -> None:

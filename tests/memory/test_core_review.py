@@ -15,12 +15,12 @@ from core_support import (
 )
 from sqlalchemy import select
 
-from memory import store
-from memory.access import Principal, Role
-from memory.errors import Forbidden, NotFound
-from memory.kinds import Kind
-from memory.policy import POLICY_ACTOR, AutoApprovePolicy, Threshold
-from memory.records import (
+from memvet.memory import store
+from memvet.memory.access import Principal, Role
+from memvet.memory.errors import Forbidden, NotFound
+from memvet.memory.kinds import Kind
+from memvet.memory.policy import POLICY_ACTOR, AutoApprovePolicy, Threshold
+from memvet.memory.records import (
     Action,
     CandidateEdit,
     CandidateInput,
@@ -29,7 +29,7 @@ from memory.records import (
     Source,
     Status,
 )
-from memory.service import MemoryService
+from memvet.memory.service import MemoryService
 
 NS = "workspace:shop"
 
@@ -435,7 +435,7 @@ def test_tokens_are_stored_hashed_and_revocable(service: MemoryService) -> None:
 
 
 def test_bad_token_requests(service: MemoryService) -> None:
-    from memory.errors import InvalidNamespace, ValidationError
+    from memvet.memory.errors import InvalidNamespace, ValidationError
 
     before = dump(service.engine)
     with pytest.raises(ValidationError):

@@ -26,13 +26,13 @@ from hypothesis.stateful import (
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 
-from memory import audit, migrate, queries, store
-from memory.errors import InvalidKind, InvalidTransition
-from memory.kinds import Kind
-from memory.policy import AutoApprovePolicy, Threshold
-from memory.records import CandidateEdit, CandidateInput, OriginInput, Source, Status
-from memory.service import MemoryService
-from memory.store import make_engine
+from memvet.memory import audit, migrate, queries, store
+from memvet.memory.errors import InvalidKind, InvalidTransition
+from memvet.memory.kinds import Kind
+from memvet.memory.policy import AutoApprovePolicy, Threshold
+from memvet.memory.records import CandidateEdit, CandidateInput, OriginInput, Source, Status
+from memvet.memory.service import MemoryService
+from memvet.memory.store import make_engine
 
 WORDS = ["use pnpm", "tabs not spaces", "deploy on friday", "tauri over electron", "ci is slow"]
 NAMESPACES = ["workspace:shop", "persona:alex"]

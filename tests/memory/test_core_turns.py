@@ -9,12 +9,12 @@ import pytest
 from core_support import AGENT, OTHER_AGENT, REVIEWER, FakeClock, FakeExtractor, dump
 from sqlalchemy.engine import Engine
 
-from memory.errors import NotFound
-from memory.kinds import Kind
-from memory.ports import ExtractedCandidate, Message
-from memory.records import Outcome, Source, Status
-from memory.service import MemoryService
-from memory.turns import TurnSubmission
+from memvet.memory.errors import NotFound
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import ExtractedCandidate, Message
+from memvet.memory.records import Outcome, Source, Status
+from memvet.memory.service import MemoryService
+from memvet.memory.turns import TurnSubmission
 
 NS = "workspace:shop"
 SCRIPT = {
@@ -146,7 +146,7 @@ def test_background_extractor_is_queued(engine: Engine, clock: FakeClock) -> Non
 
 
 def test_background_backlog_limit(engine: Engine, clock: FakeClock) -> None:
-    from memory.errors import ValidationError
+    from memvet.memory.errors import ValidationError
 
     gate = threading.Event()
     extractor = FakeExtractor(script=SCRIPT, background=True, gate=gate)

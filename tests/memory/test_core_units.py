@@ -6,19 +6,19 @@ import math
 
 import pytest
 
-from memory.access import Permission, Principal, Role
-from memory.errors import (
+from memvet.memory.access import Permission, Principal, Role
+from memvet.memory.errors import (
     Forbidden,
     InvalidKind,
     InvalidNamespace,
     MemvetError,
     ValidationError,
 )
-from memory.intake import clean_confidence, clean_content, content_key, normalize
-from memory.kinds import DEFAULT_KIND_WEIGHTS, Kind, parse_kind
-from memory.namespaces import Namespace, resolve_namespace, slugify, validate_slug
-from memory.policy import AutoApprovePolicy, Threshold
-from memory.records import MAX_CONTENT_BYTES
+from memvet.memory.intake import clean_confidence, clean_content, content_key, normalize
+from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind, parse_kind
+from memvet.memory.namespaces import Namespace, resolve_namespace, slugify, validate_slug
+from memvet.memory.policy import AutoApprovePolicy, Threshold
+from memvet.memory.records import MAX_CONTENT_BYTES
 
 # --------------------------------------------------------------------------- kinds
 
@@ -46,7 +46,7 @@ def test_ghost_kind_refused(ghost: object) -> None:
 
 
 def test_error_codes_are_stable() -> None:
-    from memory import errors
+    from memvet.memory import errors
 
     codes = {cls.__name__: cls.code for cls in vars(errors).values()
              if isinstance(cls, type) and issubclass(cls, MemvetError)}

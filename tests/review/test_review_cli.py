@@ -16,9 +16,9 @@ from fixtures.net import free_port
 from graph_support import Server
 from review_support import approve, candidate, memory_exists, remember, space
 
-from api.cli import main
-from api.review.client import ReviewClient
-from api.review.models import LiveStatus
+from memvet.api.cli import main
+from memvet.api.review.client import ReviewClient
+from memvet.api.review.models import LiveStatus
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMVET = Path(sys.executable).with_name("memvet")
@@ -183,10 +183,10 @@ def test_scoped_reviewer_sees_only_its_namespaces(server: Server, review: Run) -
 
 
 def test_the_hooks_start_up_imports_no_textual_or_httpx() -> None:
-    probe = ("import sys; from api.cli import build_parser; "
+    probe = ("import sys; from memvet.api.cli import build_parser; "
              "build_parser().parse_args(['hook', 'claude-code']); "
-             "print(sorted(m for m in ('textual', 'httpx', 'websockets', 'api.review.client') "
-             "if m in sys.modules))")
+             "print(sorted(m for m in ('textual', 'httpx', 'websockets', "
+             "'memvet.api.review.client') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr

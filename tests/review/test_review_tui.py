@@ -15,10 +15,10 @@ from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Select, TextArea
 
-from api.review.client import ReviewClient
-from api.review.screens import EditScreen, FilterScreen, HelpScreen, RejectScreen, TurnScreen
-from api.review.tui import QueueScreen, ReviewApp
-from api.review.widgets import TextPane
+from memvet.api.review.client import ReviewClient
+from memvet.api.review.screens import EditScreen, FilterScreen, HelpScreen, RejectScreen, TurnScreen
+from memvet.api.review.tui import QueueScreen, ReviewApp
+from memvet.api.review.widgets import TextPane
 
 Scenario = Callable[[ReviewApp, Pilot[int]], Awaitable[None]]
 SIZE = (140, 40)

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from graphql import build_schema, parse, validate
 
-from api.review import client
-from api.review.format import age, clip, table
-from api.review.models import Candidate, Edit
-from api.review.screens import Filters
+from memvet.api.review import client
+from memvet.api.review.format import age, clip, table
+from memvet.api.review.models import Candidate, Edit
+from memvet.api.review.screens import Filters
 
 SCHEMA = Path(__file__).resolve().parents[2] / "graph" / "schema.graphql"
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from memory.store import UTCDateTime
+from memvet.memory.store import UTCDateTime
 
 revision = "0001"
 down_revision = None
