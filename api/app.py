@@ -85,17 +85,8 @@ async def _too_large(scope: Scope, receive: Receive, send: Send, limit: int) -> 
 
 async def healthz(request: Request) -> JSONResponse:
     runtime: Runtime = request.state.runtime
-
-    def check() -> dict[str, Any]:
-        from sqlalchemy import text
-
-        with runtime.service.engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-        return {"status": "ok", "database": runtime.service.engine.dialect.name,
-                "extraction_backlog": runtime.service.extraction_backlog()}
-
     try:
-        return JSONResponse(await anyio.to_thread.run_sync(check))
+        return JSONResponse(await anyio.to_thread.run_sync(runtime.service.health))
     except Exception:
         log.exception("health check failed")
         return JSONResponse({"status": "error"}, status_code=503)
@@ -137,6 +128,7 @@ def create_app(
     """The whole server for `settings`. Pass `embedder`/`index` to swap adapters in tests."""
     from memvet.api.mcp_server import McpEndpoint
     from memvet.graph.app import make_graphql_app
+    from memvet.graph.limits import Limits
 
     mcp = McpEndpoint(settings)
 
@@ -166,7 +158,10 @@ def create_app(
         finally:
             await anyio.to_thread.run_sync(runtime.close)
 
-    graphql = make_graphql_app(settings)
+    graphql = make_graphql_app(Limits(
+        max_depth=settings.max_query_depth, max_tokens=settings.max_query_tokens,
+        max_aliases=settings.max_query_aliases, max_batch=settings.max_batch_operations,
+    ), graphiql=settings.graphiql)
     guarded = HostGuard(graphql.view, settings.allowed_host_names)
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),

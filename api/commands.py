@@ -155,7 +155,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_import(args: argparse.Namespace) -> int:
-    from memvet.memory.transfer import ImportFailed
+    from memvet.memory.store.transfer import ImportFailed
 
     settings = _settings(args)
     try:
@@ -212,7 +212,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from memvet.memory.errors import ValidationError
     from memvet.memory.ports import Message
-    from memvet.memory.turns import TurnSubmission
+    from memvet.memory.records import TurnSubmission
 
     settings = _settings(args)
     raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")

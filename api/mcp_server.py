@@ -24,11 +24,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memvet.api.security import loopback_mcp_lists
 from memvet.api.settings import Settings
-from memvet.memory.access import Principal
+from memvet.api.wiring import Runtime
+from memvet.memory.access import Principal, bearer_token
 from memvet.memory.errors import MemvetError
 from memvet.memory.kinds import KIND_DESCRIPTIONS
 from memvet.memory.records import CandidateInput, Outcome, RecallHit, Source, SubmitResult
-from memvet.memory.tokens import bearer_token
+from memvet.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ class McpEndpoint:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._runtime: Any = None
+        self._runtime: Runtime | None = None
         self._manager: StreamableHTTPSessionManager | None = None
         self.server: MCPServer[Any] = MCPServer(
             name="memvet", instructions=INSTRUCTIONS, log_level="WARNING"
@@ -87,7 +88,7 @@ class McpEndpoint:
                              description=RECALL_DESCRIPTION, structured_output=False)
         self.app: ASGIApp = _Asgi(self._asgi)
 
-    def bind(self, runtime: Any) -> None:
+    def bind(self, runtime: Runtime) -> None:
         """Attach the running `Runtime` (its `.service`), once the host lifespan built it."""
         self._runtime = runtime
 
@@ -174,7 +175,9 @@ class McpEndpoint:
             query, who, namespaces=spaces, kinds=kinds or None, limit=limit)))
 
     @property
-    def _service(self) -> Any:
+    def _service(self) -> MemoryService:
+        if self._runtime is None:  # the gate answers 503 until the host lifespan binds one
+            raise ToolError("memvet is starting")
         return self._runtime.service
 
     async def _run(self, fn: Callable[[], str]) -> CallToolResult:

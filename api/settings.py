@@ -50,8 +50,10 @@ class Settings(BaseSettings):
     outbox_interval_s: float = 5.0
 
     max_body_bytes: int = 2 * 1024 * 1024
-    max_query_depth: int = 12
-    max_query_tokens: int = 2000
+    max_query_depth: int = 12  # GraphQL: nesting depth of one operation
+    max_query_tokens: int = 2000  # GraphQL: tokens in one document
+    max_query_aliases: int = 30  # GraphQL: aliases in one operation
+    max_batch_operations: int = 10  # GraphQL: operations in one batched POST
     # GraphiQL loads its scripts from a CDN, which the dashboard's CSP (and an offline
     # machine) does not allow: off unless asked for.
     graphiql: bool = False

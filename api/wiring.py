@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
@@ -16,10 +15,10 @@ from memvet.api.settings import Settings
 from memvet.memory.errors import DataDirLocked
 from memvet.memory.events import LocalEventBus, PostgresEventBus
 from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind
-from memvet.memory.migrate import upgrade
 from memvet.memory.ports import Embedder, MemoryIndex
 from memvet.memory.service import MemoryService
-from memvet.memory.store import make_engine
+from memvet.memory.store.engine import make_engine
+from memvet.memory.store.migrate import upgrade
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +176,3 @@ def _libpq_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql://" + url[len(prefix):]
     return url
-
-
-def data_path(settings: Settings, *parts: str) -> Path:
-    return settings.data_dir.joinpath(*parts)

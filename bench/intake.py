@@ -26,11 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 
-from memvet.memory import migrate  # noqa: E402
 from memvet.memory.access import Principal, Role  # noqa: E402
 from memvet.memory.records import CandidateInput, OriginInput, Outcome, Source  # noqa: E402
 from memvet.memory.service import MemoryService  # noqa: E402
-from memvet.memory.store import make_engine  # noqa: E402
+from memvet.memory.store import migrate  # noqa: E402
+from memvet.memory.store.engine import make_engine  # noqa: E402
 
 AGENT = Principal(id="bench-agent", name="bench", role=Role.AGENT)
 KINDS = ["fact", "decision", "preference", "pattern", "postmortem", "event"]

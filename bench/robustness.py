@@ -160,8 +160,8 @@ def fuzz(api: Api, tokens: dict[str, str], db: Path, examples: int) -> dict[str,
     from hypothesis_graphql import strategies as gql_st
     from sqlalchemy import select
 
-    from memvet.memory import store
-    from memvet.memory.store import make_engine
+    from memvet.memory.store import tables
+    from memvet.memory.store.engine import make_engine
 
     schema = build_schema((ROOT / "graph" / "schema.graphql").read_text())
     assert schema.mutation_type is not None and schema.query_type is not None
@@ -173,7 +173,7 @@ def fuzz(api: Api, tokens: dict[str, str], db: Path, examples: int) -> dict[str,
     def dump() -> str:
         with engine.connect() as conn:
             return json.dumps({t.name: sorted(repr(tuple(r)) for r in conn.execute(select(t)))
-                               for t in store.metadata.sorted_tables})
+                               for t in tables.metadata.sorted_tables})
 
     def typed(document: DocumentNode) -> str:
         op = document.definitions[0]

@@ -7,7 +7,6 @@ chat-completions endpoint and falls back to the heuristic when the endpoint fail
 from __future__ import annotations
 
 from memvet.extraction.heuristic import HeuristicExtractor
-from memvet.extraction.limits import validate_messages
 from memvet.extraction.llm import LLMExtractor
 from memvet.memory.errors import ValidationError
 from memvet.memory.ports import Extractor
@@ -19,7 +18,6 @@ __all__ = [
     "HeuristicExtractor",
     "LLMExtractor",
     "build_extractor",
-    "validate_messages",
 ]
 
 

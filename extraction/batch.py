@@ -15,8 +15,8 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 
-from memvet.extraction.limits import validate_messages
 from memvet.memory.errors import MemvetError
+from memvet.memory.messages import validate_messages
 from memvet.memory.ports import ExtractionContext, Extractor
 
 

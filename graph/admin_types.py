@@ -10,7 +10,7 @@ from memvet.graph.enums import MemoryKind, TokenRole
 from memvet.memory import records
 from memvet.memory.access import Principal
 from memvet.memory.policy import AutoApprovePolicy as CorePolicy
-from memvet.memory.tokens import TokenInfo
+from memvet.memory.store.tokens import TokenInfo
 
 
 @strawberry.type(description="Auto-approve thresholds for one kind.")

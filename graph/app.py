@@ -122,13 +122,12 @@ class MemvetGraphQL(GraphQL[Context, None]):
 
 
 class GraphQLApp:
-    """What api.app mounts at `path` (HTTP and WebSocket): the view, for `settings`."""
+    """What api.app mounts at `path` (HTTP and WebSocket): the view, with its limits."""
 
     path = PATH
 
-    def __init__(self, settings: object) -> None:
-        self.schema = build_schema(Limits.from_settings(settings), extra=[Reauthenticate])
-        graphiql = bool(getattr(settings, "graphiql", False))
+    def __init__(self, limits: Limits, *, graphiql: bool = False) -> None:
+        self.schema = build_schema(limits, extra=[Reauthenticate])
         self.view = MemvetGraphQL(
             self.schema,
             graphql_ide="graphiql" if graphiql else None,
@@ -141,6 +140,6 @@ class GraphQLApp:
         ]
 
 
-def make_graphql_app(settings: object) -> GraphQLApp:
-    """The GraphQL routes for `settings` (limits and GraphiQL come from it)."""
-    return GraphQLApp(settings)
+def make_graphql_app(limits: Limits, *, graphiql: bool = False) -> GraphQLApp:
+    """The GraphQL view and routes, with these limits (and GraphiQL when asked for)."""
+    return GraphQLApp(limits, graphiql=graphiql)

@@ -13,13 +13,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
-from strawberry.types import Info
 
 from memvet.graph.errors import UserError, graphql_error, user_error
-from memvet.memory.access import Principal
+from memvet.memory.access import Principal, bearer_token
 from memvet.memory.errors import MemvetError, Unauthenticated
 from memvet.memory.service import MemoryService
-from memvet.memory.tokens import bearer_token
 
 T = TypeVar("T")
 
@@ -53,10 +51,6 @@ class Context:
         return self.principal
 
 
-def ctx(info: Info[Context, Any]) -> Context:
-    return info.context
-
-
 async def run(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """Run a synchronous call in a worker thread."""
     return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
@@ -81,6 +75,11 @@ async def attempt(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T | Use
 def mapped(result: T | UserError, convert: Callable[[T], Any]) -> Any:
     """Apply `convert` to a success, pass an error member through."""
     return result if isinstance(result, UserError) else convert(result)
+
+
+def outcome(result: T | MemvetError, convert: Callable[[T], Any]) -> Any:
+    """One outcome of a bulk call: `convert` a success, or its error's union member."""
+    return user_error(result) if isinstance(result, MemvetError) else convert(result)
 
 
 async def authenticate(service: MemoryService, header: object) -> Principal | None:

@@ -82,9 +82,13 @@ def union(name: str, success: Any, description: str) -> Any:
 
 
 def user_error(exc: core.MemvetError) -> UserError:
-    """The union member for an expected failure."""
-    cls = ERROR_TYPES.get(exc.code, ValidationError)
-    return cls(code=exc.code if exc.code in ERROR_TYPES else "VALIDATION", message=exc.message)
+    """The union member for an expected failure. A failure with no member of its own (say,
+    UNAUTHENTICATED) is raised as a GraphQL error with its own code instead: one failure has one
+    code through every door, and is never relabelled."""
+    cls = ERROR_TYPES.get(exc.code)
+    if cls is None:
+        raise graphql_error(exc) from exc
+    return cls(code=exc.code, message=exc.message)
 
 
 def graphql_error(exc: core.MemvetError) -> GraphQLError:

@@ -8,8 +8,8 @@ from memvet.graph.enums import MemoryKind, SubmitOutcome
 from memvet.graph.types import Candidate, Turn
 from memvet.memory import records
 from memvet.memory.ports import Message as CoreMessage
-from memvet.memory.service import TurnResult as CoreTurnResult
-from memvet.memory.turns import TurnSubmission
+from memvet.memory.records import TurnResult as CoreTurnResult
+from memvet.memory.records import TurnSubmission
 
 
 @strawberry.input(name="CandidateEdit",

@@ -21,23 +21,13 @@ from strawberry.extensions.query_depth_limiter import IgnoreContext
 
 @dataclass(frozen=True)
 class Limits:
-    """Defaults match api.settings.Settings."""
+    """What api.app hands in from Settings (MEMVET_MAX_QUERY_DEPTH, _TOKENS, _ALIASES,
+    MEMVET_MAX_BATCH_OPERATIONS); the defaults are the same."""
 
     max_depth: int = 12
     max_tokens: int = 2000
     max_aliases: int = 30
     max_batch: int = 10
-
-    @classmethod
-    def from_settings(cls, settings: object) -> Limits:
-        """Read `max_query_depth` and `max_query_tokens` (and optional extras) off Settings."""
-        base = cls()
-        return cls(
-            max_depth=int(getattr(settings, "max_query_depth", base.max_depth)),
-            max_tokens=int(getattr(settings, "max_query_tokens", base.max_tokens)),
-            max_aliases=int(getattr(settings, "max_query_aliases", base.max_aliases)),
-            max_batch=int(getattr(settings, "max_batch_operations", base.max_batch)),
-        )
 
 
 def _introspection(ctx: IgnoreContext) -> bool:

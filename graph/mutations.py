@@ -18,9 +18,9 @@ from memvet.graph.admin_types import (
     AutoApprovePolicyInput,
     CreatedToken,
 )
-from memvet.graph.context import Context, attempt, mapped
+from memvet.graph.context import Context, attempt, call, mapped, outcome
 from memvet.graph.enums import MemoryKind, TokenRole
-from memvet.graph.errors import graphql_error, union
+from memvet.graph.errors import union
 from memvet.graph.inputs import (
     ActivePersona,
     ArchiveResult,
@@ -32,11 +32,9 @@ from memvet.graph.inputs import (
 )
 from memvet.graph.types import Candidate, Memory
 from memvet.memory.access import Principal
-from memvet.memory.errors import ValidationError as CoreValidationError
+from memvet.memory.limits import MAX_BULK
 from memvet.memory.records import CandidateInput, Source
 from memvet.memory.service import MemoryService
-
-MAX_BULK = 200
 
 RememberResult = union("RememberResult", Candidate,
                        "The candidate (new or merged) as this caller proposed it, or why not.")
@@ -83,12 +81,6 @@ class BulkRejectItem:
 
 def _submit(service: MemoryService, who: Principal, item: CandidateInput) -> Any:
     return service.submit(item, who).receipt
-
-
-def _bounded(ids: list[strawberry.ID]) -> list[str]:
-    if len(ids) > MAX_BULK:
-        raise graphql_error(CoreValidationError(f"at most {MAX_BULK} ids per call"))
-    return list(dict.fromkeys(str(i) for i in ids))
 
 
 @strawberry.type
@@ -166,24 +158,18 @@ class ReviewMutation:
         self, info: Info[Context, Any], ids: IdsArg,
     ) -> list[BulkApproveItem]:
         c = info.context
-        items = []
-        for cid in _bounded(ids):
-            result = await attempt(c.service.approve, cid, c.who)
-            items.append(BulkApproveItem(id=strawberry.ID(cid),
-                                         result=mapped(result, Memory.of)))
-        return items
+        done = await call(c.service.approve_many, [str(i) for i in ids], c.who)
+        return [BulkApproveItem(id=strawberry.ID(cid), result=outcome(r, Memory.of))
+                for cid, r in done]
 
     @strawberry.mutation(description="Reject several candidates; one result per id.")
     async def reject_candidates(
         self, info: Info[Context, Any], ids: IdsArg, reason: ReasonArg = None,
     ) -> list[BulkRejectItem]:
         c = info.context
-        items = []
-        for cid in _bounded(ids):
-            result = await attempt(c.service.reject, cid, c.who, reason)
-            items.append(BulkRejectItem(id=strawberry.ID(cid),
-                                        result=mapped(result, Candidate.of)))
-        return items
+        done = await call(c.service.reject_many, [str(i) for i in ids], c.who, reason)
+        return [BulkRejectItem(id=strawberry.ID(cid), result=outcome(r, Candidate.of))
+                for cid, r in done]
 
     @strawberry.mutation(description="Correct a pending candidate's content, kind or namespace.")
     async def edit_candidate(

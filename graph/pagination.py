@@ -14,8 +14,8 @@ from typing import Generic, TypeVar
 import strawberry
 
 from memvet.memory.errors import ValidationError
+from memvet.memory.limits import MAX_PAGE
 from memvet.memory.records import Page
-from memvet.memory.service import MAX_PAGE
 
 MAX_FIRST = MAX_PAGE
 DEFAULT_FIRST = 50

@@ -18,7 +18,7 @@ from memvet.graph.pagination import MAX_FIRST, Connection, connection, window
 from memvet.graph.permissions import IsAdmin
 from memvet.graph.types import Candidate, Memory, RecallHit, Transition, Turn
 from memvet.memory.errors import MemvetError
-from memvet.memory.service import MAX_RECALL_LIMIT
+from memvet.memory.limits import MAX_RECALL_LIMIT
 
 FirstArg = Annotated[int, strawberry.argument(description=f"Page size (1–{MAX_FIRST}).")]
 AfterArg = Annotated[str | None, strawberry.argument(

@@ -20,7 +20,7 @@ from memvet.graph.enums import CandidateSource, CandidateStatus, MemoryKind, Tra
 from memvet.memory import records
 from memvet.memory.access import Principal
 from memvet.memory.errors import MemvetError
-from memvet.memory.service import MAX_RECALL_LIMIT
+from memvet.memory.limits import MAX_RECALL_LIMIT
 
 T = TypeVar("T")
 

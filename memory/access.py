@@ -2,11 +2,41 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
 from memvet.memory.errors import Forbidden, NotFound
+from memvet.memory.namespaces import Namespace
+
+TOKEN_PREFIX = "mvt_"
+MAX_TOKEN_CHARS = 200
+# What memory/store/tokens.py hands out: the prefix and url-safe base64. Anything else is no
+# token of ours, and is turned away before it is hashed or looked up.
+_TOKEN_RE = re.compile(r"mvt_[A-Za-z0-9_-]{1,196}")
+
+
+def is_token(value: object) -> bool:
+    """Shaped like a memvet token (says nothing of whether it is valid)."""
+    return isinstance(value, str) and _TOKEN_RE.fullmatch(value) is not None
+
+
+def bearer_token(header: object) -> str | None:
+    """The token in an `Authorization: Bearer <token>` value, or None.
+
+    The one parser for every door: HTTP and WebSocket GraphQL, and MCP. Accepts the header as
+    text or as the raw bytes of an ASGI scope; anything longer than a token could be, or not
+    shaped like one, is None."""
+    if isinstance(header, (bytes, bytearray)):
+        header = bytes(header).decode("latin-1")
+    if not isinstance(header, str) or len(header) > MAX_TOKEN_CHARS + 16:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not is_token(token):
+        return None
+    return token
 
 
 class Role(StrEnum):
@@ -70,6 +100,11 @@ class Principal:
         if not self.sees(namespace):
             raise Forbidden(f"this token is not allowed in namespace {namespace!r}")
 
+    def may_read(self, namespace: str, created_by: str | None) -> bool:
+        """A candidate: a reviewer reads every one in its namespaces, an agent those it
+        proposed."""
+        return self.sees(namespace) and (self.can(Permission.REVIEW) or created_by == self.id)
+
     def require_visible(self, namespace: str, missing: str) -> None:
         """For a record the caller found by id: outside its scope the record does not exist
         for it (NOT_FOUND with `missing` as the message), and no namespace is named."""
@@ -77,10 +112,12 @@ class Principal:
             raise NotFound(missing)
 
     def visible(self, namespaces: Iterable[str] | None) -> list[str] | None:
-        """Narrow a namespace list to what this principal sees (None = everything it sees)."""
-        if namespaces is None:
+        """The canonical namespaces a caller asked for, each one it may see; or, when it asked
+        for none (None or an empty list: no narrowing, the same everywhere), every namespace it
+        sees (None = all). A namespace it may not see is refused by name: it named it."""
+        wanted = list(dict.fromkeys(str(Namespace.parse(n)) for n in namespaces or ()))
+        if not wanted:
             return None if self.namespaces is None else sorted(self.namespaces)
-        wanted = list(dict.fromkeys(namespaces))
         for ns in wanted:
             self.require_namespace(ns)
         return wanted

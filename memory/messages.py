@@ -1,4 +1,5 @@
-"""Messages handed in for extraction: bounds and cleaning, checked before anything is stored.
+"""Turns and messages handed in for extraction: bounds and cleaning, checked before anything
+is stored.
 
 Clear `ValidationError`s for what cannot be accepted (no messages, an unknown role, content
 that is not text, a message over 64 KiB, more than 10,000 messages or 4 MiB in all); what can
@@ -12,11 +13,10 @@ import re
 from collections.abc import Iterable, Mapping
 
 from memvet.memory.errors import ValidationError
+from memvet.memory.limits import MAX_ID_CHARS, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_TOTAL_BYTES
 from memvet.memory.ports import ROLES, Message
-
-MAX_MESSAGE_BYTES = 64 * 1024
-MAX_MESSAGES = 10_000
-MAX_TOTAL_BYTES = 4 * 1024 * 1024
+from memvet.memory.records import TRIGGERS, TurnSubmission
+from memvet.memory.text import check_id
 
 # Control characters other than tab, newline and carriage return.
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -80,3 +80,21 @@ def validate_messages(messages: Iterable[object]) -> list[Message]:
             raise ValidationError("every message is empty: there is no text to extract from")
         raise ValidationError("no messages: a turn needs at least one message")
     return out
+
+
+def validate_submission(sub: TurnSubmission) -> TurnSubmission:
+    """A turn's ids, trigger and messages, checked and cleaned."""
+    for name in ("conversation_id", "turn_id"):
+        value = check_id(getattr(sub, name), name)
+        if not value.strip():
+            raise ValidationError(f"{name} must be 1-{MAX_ID_CHARS} characters")
+    if sub.trigger not in TRIGGERS:
+        raise ValidationError(f"trigger must be one of {', '.join(TRIGGERS)}")
+    return TurnSubmission(
+        conversation_id=sub.conversation_id.strip(),
+        turn_id=sub.turn_id.strip(),
+        messages=validate_messages(sub.messages),
+        workspace=sub.workspace,
+        persona=sub.persona,
+        trigger=sub.trigger,
+    )

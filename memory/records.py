@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
 from memvet.memory.kinds import Kind
-
-MAX_CONTENT_BYTES = 16 * 1024
+from memvet.memory.ports import Message
 
 
 class Status(StrEnum):
@@ -311,3 +310,28 @@ def turn_from_row(row: Mapping[Any, Any]) -> Turn:
         created_by=row["created_by"],
         created_at=row["created_at"],
     )
+
+
+TRIGGERS = ("turn", "compaction")
+
+
+@dataclass(frozen=True)
+class TurnSubmission:
+    """The last exchange (trigger 'turn') or the stretch about to be compacted."""
+
+    conversation_id: str
+    turn_id: str
+    messages: Sequence[Message]
+    workspace: str | None = None
+    persona: str | None = None
+    trigger: str = "turn"
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """A stored turn and what its extraction produced (empty while `queued`)."""
+
+    turn: Turn
+    results: list[SubmitResult]
+    queued: bool
+    duplicate: bool

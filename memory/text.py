@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from memvet.memory.errors import ValidationError
+from memvet.memory.limits import MAX_ID_CHARS
 
-MAX_ID_CHARS = 200
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 

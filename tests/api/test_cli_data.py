@@ -30,8 +30,13 @@ def seed(data_dir: Path) -> None:
     from memvet.api.wiring import build_runtime
     from memvet.memory.access import Principal
     from memvet.memory.ports import Message
-    from memvet.memory.records import CandidateEdit, CandidateInput, OriginInput, Source
-    from memvet.memory.turns import TurnSubmission
+    from memvet.memory.records import (
+        CandidateEdit,
+        CandidateInput,
+        OriginInput,
+        Source,
+        TurnSubmission,
+    )
 
     rt = build_runtime(Settings(data_dir=data_dir, embedder="fake"), with_index=False, lock=False)
     s, who = rt.service, Principal.system()

@@ -13,8 +13,9 @@ import pytest
 
 from memvet.extraction import HeuristicExtractor, LLMExtractor, build_extractor
 from memvet.extraction.batch import main, run_batch
-from memvet.extraction.limits import MAX_MESSAGE_BYTES, validate_messages
 from memvet.memory.errors import ValidationError
+from memvet.memory.limits import MAX_MESSAGE_BYTES
+from memvet.memory.messages import validate_messages
 from memvet.memory.ports import Message
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -32,8 +32,8 @@ from hypothesis_graphql import strategies as gql_st
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from memvet.memory import store
-from memvet.memory.store import make_engine
+from memvet.memory.store import tables
+from memvet.memory.store.engine import make_engine
 
 SCHEMA = build_schema((Path(__file__).parents[2] / "graph" / "schema.graphql").read_text())
 MUTATIONS = sorted(SCHEMA.mutation_type.fields) if SCHEMA.mutation_type else []
@@ -67,7 +67,7 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, E
 def _dump(engine: Engine) -> str:
     out = {}
     with engine.connect() as conn:
-        for table in store.metadata.sorted_tables:
+        for table in tables.metadata.sorted_tables:
             out[table.name] = sorted(repr(tuple(r)) for r in conn.execute(select(table)))
     return json.dumps(out)
 

@@ -9,9 +9,9 @@ import pytest
 from core_support import FakeClock, FakeIndex
 from sqlalchemy.engine import Engine
 
-from memvet.memory import migrate
 from memvet.memory.service import MemoryService
-from memvet.memory.store import make_engine
+from memvet.memory.store import migrate
+from memvet.memory.store.engine import make_engine
 
 
 @pytest.fixture(

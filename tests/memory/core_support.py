@@ -15,7 +15,6 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from memvet.memory import store
 from memvet.memory.access import Principal, Role
 from memvet.memory.kinds import Kind
 from memvet.memory.ports import (
@@ -26,6 +25,7 @@ from memvet.memory.ports import (
     SearchHit,
     index_hash,
 )
+from memvet.memory.store import tables
 
 START = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -153,7 +153,7 @@ def dump(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table, in a stable order: compare two dumps for 'nothing changed'."""
     out: dict[str, list[tuple[Any, ...]]] = {}
     with engine.connect() as conn:
-        for table in store.metadata.sorted_tables:
+        for table in tables.metadata.sorted_tables:
             rows = conn.execute(select(table)).all()
             out[table.name] = sorted((tuple(r) for r in rows), key=repr)
     return out

@@ -16,12 +16,11 @@ from core_support import ADMIN, AGENT, REVIEWER, FakeClock, FakeExtractor, dump
 from sqlalchemy.engine import Engine
 
 from memvet.memory.errors import MemvetError
-from memvet.memory.messages import MAX_MESSAGE_BYTES, MAX_MESSAGES
+from memvet.memory.limits import MAX_CONTENT_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGES
 from memvet.memory.policy import AutoApprovePolicy
 from memvet.memory.ports import ExtractedCandidate, Message
-from memvet.memory.records import MAX_CONTENT_BYTES, CandidateEdit, CandidateInput, Source
+from memvet.memory.records import CandidateEdit, CandidateInput, Source, TurnSubmission
 from memvet.memory.service import MemoryService
-from memvet.memory.turns import TurnSubmission
 
 NS = "workspace:shop"
 

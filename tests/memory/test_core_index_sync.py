@@ -5,11 +5,11 @@ from __future__ import annotations
 from core_support import AGENT, REVIEWER, FakeIndex
 from sqlalchemy import func, select
 
-from memvet.memory import store
 from memvet.memory.kinds import Kind
 from memvet.memory.ports import IndexedMemory
 from memvet.memory.records import CandidateEdit, CandidateInput, Source
 from memvet.memory.service import MemoryService
+from memvet.memory.store import tables
 
 NS = "workspace:shop"
 
@@ -21,12 +21,12 @@ def remember(svc: MemoryService, content: str, ns: str = NS) -> str:
 
 def outbox_size(svc: MemoryService) -> int:
     with svc.engine.connect() as conn:
-        return int(conn.execute(select(func.count()).select_from(store.index_outbox)).scalar_one())
+        return int(conn.execute(select(func.count()).select_from(tables.index_outbox)).scalar_one())
 
 
 def db_memories(svc: MemoryService) -> dict[str, tuple[str, str, str]]:
     with svc.engine.connect() as conn:
-        rows = conn.execute(select(store.memories)).mappings().all()
+        rows = conn.execute(select(tables.memories)).mappings().all()
     return {r["id"]: (r["namespace"], r["kind"], r["content"]) for r in rows}
 
 

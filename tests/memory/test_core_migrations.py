@@ -1,4 +1,4 @@
-"""Alembic owns the schema: an upgrade builds exactly `store.metadata` and keeps the data."""
+"""Alembic owns the schema: an upgrade builds exactly `tables.metadata` and keeps the data."""
 
 from __future__ import annotations
 
@@ -14,17 +14,17 @@ from core_support import AGENT, REVIEWER, FakeClock, dump
 from sqlalchemy import inspect, select
 from sqlalchemy.engine import Engine
 
-from memvet.memory import migrate, store
 from memvet.memory.records import CandidateInput, Source
 from memvet.memory.service import MemoryService
-from memvet.memory.store import make_engine
+from memvet.memory.store import migrate, tables
+from memvet.memory.store.engine import make_engine
 
 
 def test_upgrade_builds_the_metadata(engine: Engine) -> None:
     with engine.connect() as conn:
         ctx = MigrationContext.configure(conn, opts={"compare_type": True,
                                                      "compare_server_default": True})
-        assert compare_metadata(ctx, store.metadata) == []
+        assert compare_metadata(ctx, tables.metadata) == []
     assert migrate.current_revision(engine) == migrate.head_revision()
 
 
@@ -84,7 +84,7 @@ def test_a_later_migration_keeps_existing_rows(engine_url: str, tmp_path: Path,
     assert "note" in {c["name"] for c in inspect(engine).get_columns("candidates")}
     # every row of every table survived, column for column
     with engine.connect() as conn:
-        for table in store.metadata.sorted_tables:
+        for table in tables.metadata.sorted_tables:
             rows = conn.execute(select(*table.columns)).all()
             assert sorted((tuple(r) for r in rows), key=repr) == before[table.name], table.name
     engine.dispose()

@@ -15,7 +15,6 @@ from core_support import (
 )
 from sqlalchemy import select
 
-from memvet.memory import store
 from memvet.memory.access import Principal, Role
 from memvet.memory.errors import Forbidden, NotFound
 from memvet.memory.kinds import Kind
@@ -30,6 +29,7 @@ from memvet.memory.records import (
     Status,
 )
 from memvet.memory.service import MemoryService
+from memvet.memory.store import tables
 
 NS = "workspace:shop"
 
@@ -40,10 +40,10 @@ def remember(svc: MemoryService, content: str, *, kind: str = "fact", ns: str = 
 
 
 def outbox(svc: MemoryService) -> list[tuple[str, str, str]]:
-    o = store.index_outbox.c
+    o = tables.index_outbox.c
     with svc.engine.connect() as conn:
         return [(r.memory_id, r.namespace, r.op)
-                for r in conn.execute(select(store.index_outbox).order_by(o.id))]
+                for r in conn.execute(select(tables.index_outbox).order_by(o.id))]
 
 
 # --------------------------------------------------------------------------- lifecycle

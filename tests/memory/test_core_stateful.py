@@ -26,13 +26,13 @@ from hypothesis.stateful import (
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 
-from memvet.memory import audit, migrate, queries, store
 from memvet.memory.errors import InvalidKind, InvalidTransition
 from memvet.memory.kinds import Kind
 from memvet.memory.policy import AutoApprovePolicy, Threshold
 from memvet.memory.records import CandidateEdit, CandidateInput, OriginInput, Source, Status
 from memvet.memory.service import MemoryService
-from memvet.memory.store import make_engine
+from memvet.memory.store import audit, candidates, migrate, tables
+from memvet.memory.store.engine import make_engine
 
 WORDS = ["use pnpm", "tabs not spaces", "deploy on friday", "tauri over electron", "ci is slow"]
 NAMESPACES = ["workspace:shop", "persona:alex"]
@@ -61,7 +61,7 @@ def engine_for(url: str) -> Engine:
         _ENGINES[url] = engine
     engine = _ENGINES[url]
     with engine.begin() as conn:
-        for table in reversed(store.metadata.sorted_tables):
+        for table in reversed(tables.metadata.sorted_tables):
             conn.execute(delete(table))
     return engine
 
@@ -81,7 +81,7 @@ class CoreMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------ helpers
     def _ids(self, status: Status | None = None) -> list[str]:
-        c = store.candidates.c
+        c = tables.candidates.c
         query = select(c.id).order_by(c.id)
         if status is not None:
             query = query.where(c.status == status.value)
@@ -89,7 +89,7 @@ class CoreMachine(RuleBasedStateMachine):
             return [r[0] for r in conn.execute(query)]
 
     def _memory_ids(self) -> list[str]:
-        m = store.memories.c
+        m = tables.memories.c
         with self.engine.connect() as conn:
             return [r[0] for r in conn.execute(select(m.id).order_by(m.id))]
 
@@ -230,7 +230,7 @@ class CoreMachine(RuleBasedStateMachine):
         # with the policy on, nothing pending may still qualify
         with self.engine.connect() as conn:
             for cid in self._ids(Status.PENDING):
-                c = queries.get_candidate(conn, cid)
+                c = candidates.get_candidate(conn, cid)
                 assert c is not None
                 assert not policy.qualifies(c.kind, c.namespace, c.independent_observations,
                                           c.confidence)
@@ -239,9 +239,9 @@ class CoreMachine(RuleBasedStateMachine):
     @invariant()
     def consistent(self) -> None:
         with self.engine.connect() as conn:
-            cands = {r["id"]: dict(r) for r in conn.execute(select(store.candidates)).mappings()}
-            mems = {r["id"]: dict(r) for r in conn.execute(select(store.memories)).mappings()}
-            trail = queries.transitions(conn)
+            cands = {r["id"]: dict(r) for r in conn.execute(select(tables.candidates)).mappings()}
+            mems = {r["id"]: dict(r) for r in conn.execute(select(tables.memories)).mappings()}
+            trail = audit.transitions(conn)
         # observations ≥ 1
         assert all(c["observations"] >= 1 for c in cands.values())
         # approved candidates and memories pair up one to one

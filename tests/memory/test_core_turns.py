@@ -12,9 +12,8 @@ from sqlalchemy.engine import Engine
 from memvet.memory.errors import NotFound
 from memvet.memory.kinds import Kind
 from memvet.memory.ports import ExtractedCandidate, Message
-from memvet.memory.records import Outcome, Source, Status
+from memvet.memory.records import Outcome, Source, Status, TurnSubmission
 from memvet.memory.service import MemoryService
-from memvet.memory.turns import TurnSubmission
 
 NS = "workspace:shop"
 SCRIPT = {

@@ -14,11 +14,11 @@ from memvet.memory.errors import (
     MemvetError,
     ValidationError,
 )
-from memvet.memory.intake import clean_confidence, clean_content, content_key, normalize
 from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind, parse_kind
+from memvet.memory.limits import MAX_CONTENT_BYTES
 from memvet.memory.namespaces import Namespace, resolve_namespace, slugify, validate_slug
 from memvet.memory.policy import AutoApprovePolicy, Threshold
-from memvet.memory.records import MAX_CONTENT_BYTES
+from memvet.memory.proposals import clean_confidence, clean_content, content_key, normalize
 
 # --------------------------------------------------------------------------- kinds
 

@@ -1,9 +1,9 @@
-"""API tokens: created once, shown once, stored as SHA-256 hashes."""
+"""API tokens: created once, shown once, stored as SHA-256 hashes (their format and the
+`Authorization` header parser are memory/access.py's)."""
 
 from __future__ import annotations
 
 import hashlib
-import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -12,17 +12,11 @@ from datetime import datetime
 from sqlalchemy import and_, insert, select, update
 from sqlalchemy.engine import Connection
 
-from memvet.memory import store
-from memvet.memory.access import Principal, Role
+from memvet.memory.access import TOKEN_PREFIX, Principal, Role, is_token
 from memvet.memory.errors import NotFound, ValidationError
-from memvet.memory.intake import new_id
 from memvet.memory.namespaces import Namespace
-
-TOKEN_PREFIX = "mvt_"
-MAX_TOKEN_CHARS = 200
-# What `create` hands out: the prefix and url-safe base64. Anything else is no token of ours,
-# and is turned away before it is hashed or looked up.
-_TOKEN_RE = re.compile(r"mvt_[A-Za-z0-9_-]{1,196}")
+from memvet.memory.store import tables
+from memvet.memory.store.tables import new_id
 
 
 @dataclass(frozen=True)
@@ -62,7 +56,7 @@ def create(
     plaintext = TOKEN_PREFIX + secrets.token_urlsafe(32)
     info = TokenInfo(new_id(), label, role, scope, now, None)
     conn.execute(
-        insert(store.tokens).values(
+        insert(tables.tokens).values(
             id=info.id,
             name=info.name,
             role=role.value,
@@ -75,29 +69,12 @@ def create(
     return info, plaintext
 
 
-def bearer_token(header: object) -> str | None:
-    """The token in an `Authorization: Bearer <token>` value, or None.
-
-    The one parser for every door: HTTP and WebSocket GraphQL, and MCP. Accepts the header as
-    text or as the raw bytes of an ASGI scope; anything longer than a token could be, or not
-    shaped like one, is None."""
-    if isinstance(header, (bytes, bytearray)):
-        header = bytes(header).decode("latin-1")
-    if not isinstance(header, str) or len(header) > MAX_TOKEN_CHARS + 16:
-        return None
-    scheme, _, token = header.strip().partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not _TOKEN_RE.fullmatch(token):
-        return None
-    return token
-
-
 def authenticate(conn: Connection, plaintext: str) -> Principal | None:
-    if not isinstance(plaintext, str) or not _TOKEN_RE.fullmatch(plaintext):
+    if not is_token(plaintext):
         return None
-    t = store.tokens.c
+    t = tables.tokens.c
     row = conn.execute(
-        select(store.tokens).where(
+        select(tables.tokens).where(
             and_(t.token_hash == hash_token(plaintext), t.revoked_at.is_(None))
         )
     ).mappings().first()
@@ -120,26 +97,26 @@ def _info(row: dict[str, object]) -> TokenInfo:
 
 
 def list_tokens(conn: Connection) -> list[TokenInfo]:
-    rows = conn.execute(select(store.tokens).order_by(store.tokens.c.created_at)).mappings()
+    rows = conn.execute(select(tables.tokens).order_by(tables.tokens.c.created_at)).mappings()
     return [_info(dict(r)) for r in rows]
 
 
 def revoke(conn: Connection, token_id: str, now: datetime) -> TokenInfo:
-    t = store.tokens.c
-    row = conn.execute(select(store.tokens).where(t.id == token_id)).mappings().first()
+    t = tables.tokens.c
+    row = conn.execute(select(tables.tokens).where(t.id == token_id)).mappings().first()
     if row is None:
         raise NotFound(f"no token with id {token_id!r}")
-    conn.execute(update(store.tokens).where(t.id == token_id).values(revoked_at=now))
+    conn.execute(update(tables.tokens).where(t.id == token_id).values(revoked_at=now))
     return _info({**dict(row), "revoked_at": now})
 
 
 def count_active(conn: Connection) -> int:
-    t = store.tokens.c
+    t = tables.tokens.c
     return len(conn.execute(select(t.id).where(t.revoked_at.is_(None))).all())
 
 
 def is_revoked(conn: Connection, token_id: str) -> bool:
     """True once the token with this id is revoked (the operator's own principal never is)."""
-    t = store.tokens.c
+    t = tables.tokens.c
     row = conn.execute(select(t.revoked_at).where(t.id == token_id)).first()
     return row is not None and row[0] is not None

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 from sqlalchemy.engine import Connection
 
-from memvet.memory import store
-from memvet.memory.records import Action, Status, Transition
+from memvet.memory.records import Action, Status, Transition, transition_from_row
+from memvet.memory.store import tables
 
-_INSERT = insert(store.transitions)
+_INSERT = insert(tables.transitions)
 
 
 def record(
@@ -92,3 +92,11 @@ def replay(transitions: Iterable[Transition]) -> dict[str, Replayed]:
             r.memory_id = None
             r.memory_fields = {}
     return state
+
+
+def transitions(conn: Connection, candidate_id: str | None = None) -> list[Transition]:
+    t = tables.transitions.c
+    query = select(tables.transitions).order_by(t.id)
+    if candidate_id is not None:
+        query = query.where(t.candidate_id == candidate_id)
+    return [transition_from_row(r) for r in conn.execute(query).mappings()]

@@ -13,18 +13,21 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 
-from memvet.memory import tokens as token_store
 from memvet.memory.access import Permission, Principal
-from memvet.memory.core import ServiceCore
 from memvet.memory.errors import Unauthenticated, ValidationError
 from memvet.memory.namespaces import Namespace
 from memvet.memory.ports import PUBLIC_ACTIONS, EventAction, ReviewEvent
+from memvet.memory.service.context import ServiceContext
+from memvet.memory.store import tokens
 
 RECHECK_S = 1.0
 
 
-class ReviewFeed(ServiceCore):
+class ReviewFeed:
     """review_events: what the subscription door streams."""
+
+    def __init__(self, ctx: ServiceContext) -> None:
+        self._ctx = ctx
 
     async def review_events(self, who: Principal, *, namespace: str | None = None
                             ) -> AsyncIterator[ReviewEvent]:
@@ -35,9 +38,10 @@ class ReviewFeed(ServiceCore):
         if namespace is not None:
             wanted = str(Namespace.parse(namespace))
             who.require_namespace(wanted)
-        if self.bus is None:
+        bus = self._ctx.adapters.bus
+        if bus is None:
             raise ValidationError("this server has no event bus")
-        async with self.bus.subscribe() as queue:
+        async with bus.subscribe() as queue:
             checked = time.monotonic()
             while True:
                 event: ReviewEvent | None
@@ -62,5 +66,5 @@ class ReviewFeed(ServiceCore):
                 yield event
 
     def _revoked(self, who: Principal) -> bool:
-        with self.engine.connect() as conn:
-            return token_store.is_revoked(conn, who.id)
+        with self._ctx.engine.connect() as conn:
+            return tokens.is_revoked(conn, who.id)

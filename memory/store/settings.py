@@ -11,13 +11,12 @@ from typing import Any
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from memvet.memory import store
 from memvet.memory.clock import utcnow
 from memvet.memory.policy import AutoApprovePolicy
+from memvet.memory.store import tables
 
-KNOWN_KEYS = ("auto_approve_policy", "active_persona", "archive_days")
 # Read on every submission (the policy): one prepared statement.
-_GET = select(store.settings_table.c.value).where(store.settings_table.c.key == bindparam("key"))
+_GET = select(tables.settings_table.c.value).where(tables.settings_table.c.key == bindparam("key"))
 
 
 class RuntimeSettings:
@@ -39,7 +38,7 @@ class RuntimeSettings:
 
     def set(self, conn: Connection, key: str, value: Any, actor: str | None,
             now: datetime | None = None) -> None:
-        t = store.settings_table
+        t = tables.settings_table
         exists = conn.execute(select(t.c.key).where(t.c.key == key)).first() is not None
         values = {"value": value, "updated_at": now or utcnow(), "updated_by": actor}
         if exists:

@@ -13,12 +13,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Engine
 
-from memvet.memory import store
-from memvet.memory.kinds import Kind
 from memvet.memory.ports import IndexedMemory, MemoryIndex, index_hash
+from memvet.memory.store import memories, outbox
 
 log = logging.getLogger(__name__)
 BATCH = 256
@@ -57,26 +55,18 @@ class IndexSync:
         """Apply what the outbox says the index owes. Failures stay queued for later."""
         with self._lock:
             with self._engine.connect() as conn:
-                rows = conn.execute(
-                    select(store.index_outbox).order_by(store.index_outbox.c.id).limit(5000)
-                ).mappings().all()
+                rows = outbox.owed(conn, limit=5000)
                 if not rows:
                     return 0
-                ids = list({r["memory_id"] for r in rows})
-                mems = {
-                    r.id: r
-                    for r in conn.execute(
-                        select(store.memories).where(store.memories.c.id.in_(ids))
-                    )
-                }
+                mems = memories.get_memories(conn, list({r.memory_id for r in rows}))
             removals: dict[str, set[str]] = {}
             upserts: dict[str, IndexedMemory] = {}
             for r in rows:
-                mem = mems.get(r["memory_id"])
-                if r["op"] == "delete" or mem is None or mem.namespace != r["namespace"]:
-                    removals.setdefault(r["namespace"], set()).add(r["memory_id"])
+                mem = mems.get(r.memory_id)
+                if r.op == "delete" or mem is None or mem.namespace != r.namespace:
+                    removals.setdefault(r.namespace, set()).add(r.memory_id)
             for mem in mems.values():
-                upserts[mem.id] = IndexedMemory(mem.id, mem.namespace, Kind(mem.kind), mem.content)
+                upserts[mem.id] = IndexedMemory(mem.id, mem.namespace, mem.kind, mem.content)
             try:
                 for ns, gone in removals.items():
                     self._index.remove(ns, sorted(gone))
@@ -85,9 +75,8 @@ class IndexSync:
             except Exception:
                 log.exception("recall index update failed; it stays queued for reconciliation")
                 return 0
-            last = rows[-1]["id"]
             with self._engine.begin() as conn:
-                conn.execute(delete(store.index_outbox).where(store.index_outbox.c.id <= last))
+                outbox.clear_through(conn, rows[-1].id)
             changed = {ns: set(ids) for ns, ids in removals.items()}
             for item in upserts.values():
                 changed.setdefault(item.namespace, set()).add(item.id)
@@ -98,14 +87,12 @@ class IndexSync:
         """Make the index hold exactly the approved memories, with current content."""
         with self._lock:
             with self._engine.connect() as conn:
-                last = conn.execute(select(func.max(store.index_outbox.c.id))).scalar()
-                m = store.memories.c
-                rows = conn.execute(select(m.id, m.namespace, m.kind, m.content)).all()
+                last = outbox.last_id(conn)
+                rows = memories.indexable(conn)
             indexed = self._index.snapshot()
             wanted: dict[str, dict[str, IndexedMemory]] = {}
-            for r in rows:
-                wanted.setdefault(r.namespace, {})[r.id] = IndexedMemory(
-                    r.id, r.namespace, Kind(r.kind), r.content)
+            for mid, ns, kind, content in rows:
+                wanted.setdefault(ns, {})[mid] = IndexedMemory(mid, ns, kind, content)
             stale: list[IndexedMemory] = []
             changed: dict[str, set[str]] = {}
             removed = 0
@@ -130,7 +117,6 @@ class IndexSync:
                     progress(min(start + BATCH, total), total)
             if last is not None:
                 with self._engine.begin() as conn:
-                    conn.execute(
-                        delete(store.index_outbox).where(store.index_outbox.c.id <= last))
+                    outbox.clear_through(conn, last)
             self._announce(changed)
             return ReconcileReport(checked=len(rows), upserted=total, removed=removed)

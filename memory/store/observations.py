@@ -1,117 +1,47 @@
-"""Intake: validate a candidate, find its equivalent, merge or insert.
+"""Intake's writes: find a candidate's equivalent by its text, insert a new candidate, or count
+one more observation on an equivalent (with its origin and audit row).
 
-Equivalence is first the normalised text (same namespace and kind), then, when a matcher is
-configured, semantic similarity above a threshold. What happens on a match depends on the
-status of the equivalent: pending merges, approved reinforces the memory, rejected is counted
-and stays rejected ("don't ask me again"), archived comes back to pending.
+What an observation does depends on the equivalent's status: pending merges, approved
+reinforces the memory, rejected is counted and stays rejected ("don't ask me again"), archived
+comes back to pending.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
-import re
-import unicodedata
-import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, case, distinct, func, insert, select, union_all, update
 from sqlalchemy.engine import Connection
 
-from memvet.memory import audit, store
-from memvet.memory.errors import ValidationError
 from memvet.memory.kinds import Kind
+from memvet.memory.proposals import Proposal, content_key
 from memvet.memory.records import (
-    MAX_CONTENT_BYTES,
     Action,
     Candidate,
     OriginInput,
     Outcome,
-    Source,
     Status,
     candidate_from_row,
 )
-from memvet.memory.text import check_id, check_text
+from memvet.memory.store import audit, tables
+from memvet.memory.store.tables import new_id
 
-_SPACE = re.compile(r"\s+")
-_EDGE_PUNCT = " \t\n.!?;:,'\"`“”‘’()[]"
 _STATUS_PREFERENCE = {
     Status.PENDING.value: 0,
     Status.APPROVED.value: 1,
     Status.REJECTED.value: 2,
     Status.ARCHIVED.value: 3,
 }
-MAX_EXCERPT_CHARS = 4000
 # Built once and executed with parameters: intake is the hot path, and building a statement
 # with literal values per call costs more than running it.
-_INSERT_CANDIDATE = insert(store.candidates)
-_INSERT_ORIGIN = insert(store.origins)
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
-
-
-def normalize(text: str) -> str:
-    """Case, width, whitespace and edge punctuation do not make a different memory."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return _SPACE.sub(" ", folded).strip(_EDGE_PUNCT)
-
-
-def content_key(text: str) -> str:
-    return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()
-
-
-def clean_content(value: object) -> str:
-    """Validate candidate/memory text: non-empty, at most 16 KB of UTF-8."""
-    text = check_text(value, "content").replace("\x00", "").strip()
-    if not text:
-        raise ValidationError("content must not be empty")
-    if len(text.encode("utf-8", errors="replace")) > MAX_CONTENT_BYTES:
-        raise ValidationError(f"content is over {MAX_CONTENT_BYTES // 1024} KB")
-    return text
-
-
-def clean_confidence(value: object) -> float:
-    try:
-        number = float(value)  # type: ignore[arg-type]  # validated just below
-    except (TypeError, ValueError) as exc:
-        raise ValidationError("confidence must be a number between 0 and 1") from exc
-    if math.isnan(number) or not 0.0 <= number <= 1.0:
-        raise ValidationError("confidence must be between 0 and 1")
-    return number
-
-
-def clean_origin(origin: OriginInput | None) -> OriginInput | None:
-    if origin is None:
-        return None
-    conversation_id = check_id(origin.conversation_id, "conversation_id") if (
-        origin.conversation_id is not None) else None
-    turn_id = check_id(origin.turn_id, "turn_id") if origin.turn_id is not None else None
-    excerpt = origin.excerpt
-    if excerpt is not None:
-        excerpt = check_text(excerpt, "excerpt").replace("\x00", "")[:MAX_EXCERPT_CHARS]
-    return OriginInput(conversation_id, turn_id, excerpt, origin.turn_ref)
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """A validated candidate about to enter the queue."""
-
-    content: str
-    kind: Kind
-    namespace: str
-    source: Source
-    confidence: float
-    origin: OriginInput | None
-    created_by: str | None
+_INSERT_CANDIDATE = insert(tables.candidates)
+_INSERT_ORIGIN = insert(tables.origins)
 
 
 def _by_key(column: Any) -> Any:
-    c = store.candidates.c
-    return select(store.candidates).where(
+    c = tables.candidates.c
+    return select(tables.candidates).where(
         c.namespace == bindparam("ns"), c.kind == bindparam("kind"), column == bindparam("key")
     )
 
@@ -119,7 +49,7 @@ def _by_key(column: Any) -> Any:
 # Two index searches, not `content_key = k OR original_key = k`: with the OR, SQLite searched
 # only the (namespace, kind) prefix and scanned every candidate of that namespace and kind.
 _FIND_EXACT = union_all(
-    _by_key(store.candidates.c.content_key), _by_key(store.candidates.c.original_key)
+    _by_key(tables.candidates.c.content_key), _by_key(tables.candidates.c.original_key)
 )
 
 
@@ -134,7 +64,7 @@ def find_exact(conn: Connection, namespace: str, kind: Kind, key: str) -> dict[s
 
 
 def load_for_update(conn: Connection, candidate_id: str) -> dict[str, Any] | None:
-    query = select(store.candidates).where(store.candidates.c.id == candidate_id)
+    query = select(tables.candidates).where(tables.candidates.c.id == candidate_id)
     if conn.dialect.name == "postgresql":
         query = query.with_for_update()
     row = conn.execute(query).mappings().first()
@@ -152,17 +82,17 @@ def seen_turn(conn: Connection, candidate_id: str, origin: OriginInput | None) -
     return found is not None
 
 
-_SEEN_TURN = select(store.origins.c.id).where(
-    store.origins.c.candidate_id == bindparam("cid"),
-    store.origins.c.conversation_id == bindparam("conv"),
-    store.origins.c.turn_id == bindparam("turn"),
+_SEEN_TURN = select(tables.origins.c.id).where(
+    tables.origins.c.candidate_id == bindparam("cid"),
+    tables.origins.c.conversation_id == bindparam("conv"),
+    tables.origins.c.turn_id == bindparam("turn"),
 ).limit(1)
 
 
 def is_independent(conn: Connection, candidate_id: str, p: Proposal) -> bool:
     """Would this observation be a new independent one: a conversation not yet counted on the
     candidate, or (outside any conversation) a token that has not proposed it before?"""
-    o = store.origins.c
+    o = tables.origins.c
     conversation = p.origin.conversation_id if p.origin else None
     if conversation is not None:
         same = o.conversation_id == conversation
@@ -176,7 +106,7 @@ def is_independent(conn: Connection, candidate_id: str, p: Proposal) -> bool:
 
 def own_counts(conn: Connection, candidate_id: str, created_by: str | None) -> tuple[int, int]:
     """(observations, independent observations) that one token contributed to a candidate."""
-    o = store.origins.c
+    o = tables.origins.c
     mine = o.created_by.is_(None) if created_by is None else o.created_by == created_by
     row = conn.execute(
         select(func.count(), func.count(distinct(o.conversation_id)),
@@ -268,12 +198,12 @@ def observe(
     memory_id: str | None = None
     if status is Status.APPROVED:
         action, outcome = Action.REINFORCED, Outcome.REINFORCED
-        m = store.memories.c
+        m = tables.memories.c
         memory_id = conn.execute(
             select(m.id).where(m.candidate_id == existing["id"])
         ).scalar_one_or_none()
         conn.execute(
-            update(store.memories)
+            update(tables.memories)
             .where(m.candidate_id == existing["id"])
             .values(observations=m.observations + 1)
         )
@@ -283,7 +213,7 @@ def observe(
         action, outcome, to_status = Action.REVIVED, Outcome.REVIVED, Status.PENDING
         values["status"] = Status.PENDING.value
     conn.execute(
-        update(store.candidates).where(store.candidates.c.id == existing["id"]).values(**values)
+        update(tables.candidates).where(tables.candidates.c.id == existing["id"]).values(**values)
     )
     add_origin(conn, existing["id"], p, now)
     audit.record(

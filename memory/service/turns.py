@@ -1,89 +1,96 @@
-"""The extraction passes: a turn or a stretch about to be compacted goes in, candidates come out."""
+"""The extraction passes: a turn, or a stretch about to be compacted, goes in and its extracted
+candidates go through intake. A slow extractor (an LLM) runs in a bounded background pool off
+the caller's path; the backlog is this group's own."""
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 
-from sqlalchemy import insert, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from memvet.memory import intake, queries, store
 from memvet.memory.access import Permission, Principal
-from memvet.memory.core import ServiceCore, can_read
 from memvet.memory.errors import MemvetError, ValidationError
+from memvet.memory.messages import validate_submission
 from memvet.memory.namespaces import Namespace, validate_slug
-from memvet.memory.ports import (
-    ExtractedCandidate,
-    ExtractionContext,
-    Extractor,
-)
+from memvet.memory.ports import ExtractedCandidate, ExtractionContext, Extractor
+from memvet.memory.proposals import Proposal
 from memvet.memory.records import (
     CandidateInput,
     OriginInput,
     Outcome,
-    Receipt,
     Source,
     SubmitResult,
     Turn,
+    TurnResult,
+    TurnSubmission,
 )
-from memvet.memory.turns import TurnSubmission, validate_submission
+from memvet.memory.service.context import ServiceContext
+from memvet.memory.service.intake import Intake, receipt
+from memvet.memory.store import candidates, turns
+from memvet.memory.store.tables import new_id
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class TurnResult:
-    turn: Turn
-    results: list[SubmitResult]
-    queued: bool
-    duplicate: bool
+class ExtractionPasses:
+    """submit_turn, and the background queue for slow extractors."""
 
+    def __init__(self, ctx: ServiceContext, intake: Intake, *, workers: int,
+                 backlog_limit: int) -> None:
+        self._ctx = ctx
+        self._intake = intake
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers),
+                                        thread_name_prefix="memvet-extract")
+        self._backlog = 0
+        self._backlog_limit = backlog_limit
+        self._backlog_lock = threading.Lock()
 
+    def close(self) -> None:
+        """Finish what is queued, then stop the pool."""
+        self._pool.shutdown(wait=True, cancel_futures=False)
 
-class ExtractionPasses(ServiceCore):
-    """submit_turn and the background queue for slow (LLM) extractors."""
+    def backlog(self) -> int:
+        """Turns waiting for (or in) the background extractor."""
+        return self._backlog
 
-    # ------------------------------------------------------------------ extraction passes
     def submit_turn(self, sub: TurnSubmission, who: Principal) -> TurnResult:
         """Store a turn (or a stretch about to be compacted) and extract candidates from it.
 
-        Idempotent per (conversation, turn, trigger). A background extractor (an LLM) runs
-        off the caller's path; the result then says `queued`.
+        Idempotent per (conversation, turn, trigger) and token. A background extractor (an
+        LLM) runs off the caller's path; the result then says `queued`.
         """
         who.require(Permission.SUBMIT)
+        ctx = self._ctx
         sub = validate_submission(sub)
         persona = validate_slug(sub.persona, what="persona") if sub.persona else (
-            self.runtime.active_persona())
+            ctx.settings.active_persona())
         workspace = None
         if sub.workspace:
             workspace = Namespace.workspace(sub.workspace).name
             who.require_namespace(f"workspace:{workspace}")
-        with self.engine.connect() as conn:
+        with ctx.engine.connect() as conn:
             # Only this caller's own earlier submission makes a duplicate: another token
             # replaying the ids gets a turn of its own and learns nothing of the first.
-            found = queries.find_turn(conn, sub.conversation_id, sub.turn_id, sub.trigger,
-                                      created_by=who.id)
+            found = turns.find_turn(conn, sub.conversation_id, sub.turn_id, sub.trigger,
+                                    created_by=who.id)
             if found is not None:
                 return TurnResult(found, self._resubmitted(conn, found, who),
                                   queued=found.status == "queued", duplicate=True)
-        extractor = self.extractor
+        extractor = ctx.adapters.extractor
         background = bool(extractor is not None and getattr(extractor, "background", False))
         if background:
             self._reserve_backlog()
-        turn_ref = intake.new_id()
+        turn_ref = new_id()
         try:
-            with self._write() as tx:
-                tx.conn.execute(insert(store.turns).values(
-                    id=turn_ref, conversation_id=sub.conversation_id, turn_id=sub.turn_id,
-                    trigger=sub.trigger, workspace=workspace, persona=persona,
-                    messages=[{"role": m.role, "content": m.content} for m in sub.messages],
-                    extractor=getattr(extractor, "name", None),
-                    status="queued" if background else "done",
-                    created_by=who.id, created_at=self.clock(),
-                ))
+            with ctx.write() as tx:
+                turns.insert_turn(tx.conn, turn_ref=turn_ref, sub=sub, workspace=workspace,
+                                  persona=persona, extractor=getattr(extractor, "name", None),
+                                  status="queued" if background else "done",
+                                  created_by=who.id, now=ctx.clock())
         except IntegrityError:
             # The same turn arrived twice at once and the other one won: it counts once.
             if background:
@@ -95,33 +102,28 @@ class ExtractionPasses(ServiceCore):
             raise
         context = ExtractionContext(workspace=workspace, persona=persona, trigger=sub.trigger)
         if background and extractor is not None:
-            self._queue_extraction(extractor, sub, context, turn_ref, who)
+            self._queue(extractor, sub, context, turn_ref, who)
             results: list[SubmitResult] = []
         else:
             found_items = extractor.extract(sub.messages, context) if extractor else []
-            results = self._intake_extracted(found_items, sub, turn_ref, who)
-        with self.engine.connect() as conn:
-            turn = queries.get_turn(conn, turn_ref)
+            results = self._take(found_items, sub, turn_ref, who)
+        with ctx.engine.connect() as conn:
+            turn = turns.get_turn(conn, turn_ref)
         assert turn is not None
         return TurnResult(turn, results, queued=background, duplicate=False)
 
     def _resubmitted(self, conn: Connection, turn: Turn, who: Principal) -> list[SubmitResult]:
         """Receipts for what this caller's turn produced the first time, counted once."""
         results = []
-        for origin in queries.origins_of_turn(conn, turn.id):
-            cand = queries.get_candidate(conn, origin.candidate_id)
+        for origin in turns.origins_of_turn(conn, turn.id):
+            cand = candidates.get_candidate(conn, origin.candidate_id)
             if cand is None or origin.created_by != who.id:
                 continue
-            mine, mine_independent = intake.own_counts(conn, cand.id, who.id)
-            receipt = Receipt(
-                candidate_id=cand.id, outcome=Outcome.DUPLICATE, status=cand.status,
-                content=origin.content or "", kind=origin.kind or cand.kind,
-                namespace=origin.namespace or cand.namespace, source=origin.source,
-                confidence=origin.confidence, observations=mine,
-                independent_observations=mine_independent, observed_at=origin.created_at,
-                created_by=who.id if cand.created_by == who.id else None,
-                readable=can_read(cand, who))
-            results.append(SubmitResult(cand, Outcome.DUPLICATE, receipt))
+            sent = Proposal(content=origin.content or "", kind=origin.kind or cand.kind,
+                            namespace=origin.namespace or cand.namespace, source=origin.source,
+                            confidence=origin.confidence, origin=None, created_by=who.id)
+            results.append(SubmitResult(cand, Outcome.DUPLICATE, receipt(
+                conn, cand, who, Outcome.DUPLICATE, sent, origin.created_at)))
         return results
 
     def _reserve_backlog(self) -> None:
@@ -134,36 +136,32 @@ class ExtractionPasses(ServiceCore):
         with self._backlog_lock:
             self._backlog -= 1
 
-    def _queue_extraction(self, extractor: Extractor, sub: TurnSubmission,
-                          context: ExtractionContext, turn_ref: str, who: Principal) -> None:
+    def _queue(self, extractor: Extractor, sub: TurnSubmission, context: ExtractionContext,
+               turn_ref: str, who: Principal) -> None:
         """Run a slow extractor off the caller's path; its backlog slot is already held."""
 
         def run() -> None:
             status = "done"
             try:
                 items = extractor.extract(sub.messages, context)
-                self._intake_extracted(items, sub, turn_ref, who)
+                self._take(items, sub, turn_ref, who)
             except Exception:
                 status = "failed"
                 log.exception("background extraction of turn %s failed", turn_ref)
             finally:
                 self._release_backlog()
-                self._set_turn_status(turn_ref, status)
+                with self._ctx.write() as tx:
+                    turns.set_status(tx.conn, turn_ref, status)
 
-        self._extraction_pool.submit(run)
+        self._pool.submit(run)
 
-    def _set_turn_status(self, turn_ref: str, status: str) -> None:
-        with self._write() as tx:
-            tx.conn.execute(update(store.turns).where(store.turns.c.id == turn_ref)
-                            .values(status=status))
-
-    def _intake_extracted(self, items: Sequence[ExtractedCandidate], sub: TurnSubmission,
-                          turn_ref: str, who: Principal) -> list[SubmitResult]:
+    def _take(self, items: Sequence[ExtractedCandidate], sub: TurnSubmission, turn_ref: str,
+              who: Principal) -> list[SubmitResult]:
         source = Source.COMPACTION if sub.trigger == "compaction" else Source.TURN
         results: list[SubmitResult] = []
         for item in items:
             try:
-                proposal = self._proposal(CandidateInput(
+                proposal = self._intake.proposal(CandidateInput(
                     content=item.content, kind=item.kind, namespace=item.namespace,
                     source=source, confidence=item.confidence,
                     origin=OriginInput(sub.conversation_id, sub.turn_id, item.excerpt, turn_ref),
@@ -171,10 +169,6 @@ class ExtractionPasses(ServiceCore):
             except MemvetError as exc:  # a ghost kind, a bad namespace, a foreign scope
                 log.info("dropped an extracted candidate: %s", exc)
                 continue
-            with self._write() as tx:
-                results.append(self._intake(tx, proposal, who))
+            with self._ctx.write() as tx:
+                results.append(self._intake.take(tx, proposal, who))
         return results
-
-    def extraction_backlog(self) -> int:
-        return self._backlog
-

@@ -1,11 +1,9 @@
-"""SQLAlchemy tables and the engine: SQLite (WAL) by default, PostgreSQL by URL.
-
-The schema is owned by Alembic migrations (memory/migrations); `metadata` here is what they
-build and what a test compares them against.
-"""
+"""The tables. The schema is owned by the Alembic migrations beside this module; `metadata`
+here is what they build and what a test compares them against."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,11 +20,14 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
-    create_engine,
-    event,
 )
-from sqlalchemy.engine import Dialect, Engine
+from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
+
+
+def new_id() -> str:
+    """A fresh row id: 32 hex characters."""
+    return uuid.uuid4().hex
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -191,30 +192,3 @@ tokens = Table(
     Column("created_at", UTCDateTime(), nullable=False),
     Column("revoked_at", UTCDateTime(), nullable=True),
 )
-
-
-def make_engine(url: str, *, echo: bool = False) -> Engine:
-    """An engine for `url`. SQLite gets WAL, a busy timeout and foreign keys on."""
-    if url.startswith("sqlite"):
-        # Pooled, not NullPool: closing the last connection to a WAL database checkpoints it
-        # and deletes the WAL, so a connection per transaction paid a checkpoint, a WAL
-        # re-creation and their syncs on every write (~30 submissions/s instead of >500).
-        engine = create_engine(
-            url,
-            echo=echo,
-            connect_args={"check_same_thread": False, "timeout": 30},
-        )
-
-        @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-            cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA busy_timeout=30000")
-            cur.close()
-
-        return engine
-    if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url[len("postgresql://") :]
-    return create_engine(url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=10)

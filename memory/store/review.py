@@ -1,6 +1,6 @@
-"""Review: approve (with edits, optionally superseding a memory), reject, edit, update and
-delete memories, and the archive sweep. Each runs inside the caller's transaction and writes
-its transition rows and the index outbox there too.
+"""Review's writes: approve (with edits), reject, edit, update and delete memories, and the
+archive sweep. Each checks the candidate's status allows it, runs inside the caller's
+transaction and writes its transition row and the index outbox there too.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ from typing import Any
 from sqlalchemy import and_, delete, insert, select, update
 from sqlalchemy.engine import Connection
 
-from memvet.memory import audit, store
 from memvet.memory.errors import InvalidTransition, NotFound
-from memvet.memory.intake import clean_content, content_key, load_for_update, new_id
 from memvet.memory.kinds import parse_kind
 from memvet.memory.namespaces import Namespace
+from memvet.memory.proposals import clean_content, content_key
 from memvet.memory.records import (
     Action,
     Candidate,
@@ -26,6 +25,9 @@ from memvet.memory.records import (
     candidate_from_row,
     memory_from_row,
 )
+from memvet.memory.store import audit, outbox, tables
+from memvet.memory.store.observations import load_for_update
+from memvet.memory.store.tables import new_id
 
 NamespaceCheck = Callable[[str], None]
 
@@ -55,14 +57,6 @@ def _require_status(row: dict[str, Any], allowed: Status, verb: str) -> None:
         )
 
 
-def _outbox(conn: Connection, memory_id: str, namespace: str, op: str, now: datetime) -> None:
-    conn.execute(
-        insert(store.index_outbox).values(
-            memory_id=memory_id, namespace=namespace, op=op, created_at=now
-        )
-    )
-
-
 def get_candidate_row(conn: Connection, candidate_id: str) -> dict[str, Any]:
     row = load_for_update(conn, candidate_id)
     if row is None:
@@ -71,7 +65,7 @@ def get_candidate_row(conn: Connection, candidate_id: str) -> dict[str, Any]:
 
 
 def get_memory_row(conn: Connection, memory_id: str) -> dict[str, Any]:
-    query = select(store.memories).where(store.memories.c.id == memory_id)
+    query = select(tables.memories).where(tables.memories.c.id == memory_id)
     if conn.dialect.name == "postgresql":
         query = query.with_for_update()
     row = conn.execute(query).mappings().first()
@@ -102,7 +96,7 @@ def approve(
         "touched_at": now,
     }
     conn.execute(
-        update(store.candidates).where(store.candidates.c.id == row["id"]).values(**cand_values)
+        update(tables.candidates).where(tables.candidates.c.id == row["id"]).values(**cand_values)
     )
     memory = {
         "id": new_id(),
@@ -115,7 +109,7 @@ def approve(
         "approved_by": actor,
         "updated_at": now,
     }
-    conn.execute(insert(store.memories).values(**memory))
+    conn.execute(insert(tables.memories).values(**memory))
     changes = audit.diff(before, values)
     # The approved values are always recorded, so the trail alone tells what was approved.
     changes.update({k: {"from": before[k], "to": values[k]} for k in values if k not in changes})
@@ -130,7 +124,7 @@ def approve(
         at=now,
         changes=changes,
     )
-    _outbox(conn, memory["id"], memory["namespace"], "upsert", now)
+    outbox.add(conn, memory["id"], memory["namespace"], "upsert", now)
     return memory_from_row(memory)
 
 
@@ -147,7 +141,7 @@ def reject(
         "touched_at": now,
     }
     conn.execute(
-        update(store.candidates).where(store.candidates.c.id == row["id"]).values(**values)
+        update(tables.candidates).where(tables.candidates.c.id == row["id"]).values(**values)
     )
     audit.record(
         conn,
@@ -178,7 +172,7 @@ def edit_candidate(
     if not changes:  # nothing changed: no audit row, and the archive clock keeps running
         return candidate_from_row(row)
     new = {**values, "content_key": content_key(values["content"]), "touched_at": now}
-    conn.execute(update(store.candidates).where(store.candidates.c.id == row["id"]).values(**new))
+    conn.execute(update(tables.candidates).where(tables.candidates.c.id == row["id"]).values(**new))
     if changes:
         audit.record(
             conn,
@@ -210,10 +204,10 @@ def update_memory(
     if not changes:
         return memory_from_row(mem)
     new = {**values, "updated_at": now}
-    conn.execute(update(store.memories).where(store.memories.c.id == mem["id"]).values(**new))
+    conn.execute(update(tables.memories).where(tables.memories.c.id == mem["id"]).values(**new))
     conn.execute(
-        update(store.candidates)
-        .where(store.candidates.c.id == mem["candidate_id"])
+        update(tables.candidates)
+        .where(tables.candidates.c.id == mem["candidate_id"])
         .values(**values, content_key=content_key(values["content"]))
     )
     if changes:
@@ -229,8 +223,8 @@ def update_memory(
             changes=changes,
         )
         if values["namespace"] != mem["namespace"]:
-            _outbox(conn, mem["id"], mem["namespace"], "delete", now)
-        _outbox(conn, mem["id"], values["namespace"], "upsert", now)
+            outbox.add(conn, mem["id"], mem["namespace"], "delete", now)
+        outbox.add(conn, mem["id"], values["namespace"], "upsert", now)
     return memory_from_row({**mem, **new})
 
 
@@ -238,10 +232,10 @@ def delete_memory(
     conn: Connection, mem: dict[str, Any], reason: str | None, *, actor: str, now: datetime
 ) -> Memory:
     """Remove a memory from recall; its candidate becomes rejected (don't propose it again)."""
-    conn.execute(delete(store.memories).where(store.memories.c.id == mem["id"]))
+    conn.execute(delete(tables.memories).where(tables.memories.c.id == mem["id"]))
     conn.execute(
-        update(store.candidates)
-        .where(store.candidates.c.id == mem["candidate_id"])
+        update(tables.candidates)
+        .where(tables.candidates.c.id == mem["candidate_id"])
         .values(
             status=Status.REJECTED.value,
             reviewed_at=now,
@@ -261,7 +255,7 @@ def delete_memory(
         at=now,
         reason=reason or "memory deleted",
     )
-    _outbox(conn, mem["id"], mem["namespace"], "delete", now)
+    outbox.add(conn, mem["id"], mem["namespace"], "delete", now)
     return memory_from_row(mem)
 
 
@@ -274,16 +268,16 @@ def archive_stale(
     only: frozenset[str] | None = None,
 ) -> list[Candidate]:
     """pending candidates untouched (no observation, no edit) for `older_than` -> archived."""
-    c = store.candidates.c
+    c = tables.candidates.c
     cutoff = now - older_than
     where = [c.status == Status.PENDING.value, c.touched_at < cutoff]
     if only is not None:
         where.append(c.namespace.in_(sorted(only)))
-    rows = conn.execute(select(store.candidates).where(and_(*where))).mappings().all()
+    rows = conn.execute(select(tables.candidates).where(and_(*where))).mappings().all()
     archived: list[Candidate] = []
     for row in rows:
         conn.execute(
-            update(store.candidates)
+            update(tables.candidates)
             .where(and_(c.id == row["id"], c.status == Status.PENDING.value))
             .values(status=Status.ARCHIVED.value)
         )

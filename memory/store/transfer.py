@@ -18,29 +18,31 @@ from typing import Any
 from sqlalchemy import Table, case, func, insert, select, text
 from sqlalchemy.engine import Connection
 
-from memvet.memory import intake, review, store
 from memvet.memory.clock import isoformat, parse_iso
 from memvet.memory.errors import MemvetError, ValidationError
 from memvet.memory.kinds import Kind, parse_kind
 from memvet.memory.namespaces import Namespace
+from memvet.memory.proposals import Proposal, clean_confidence, clean_content, content_key
 from memvet.memory.records import Action, Source, Status
+from memvet.memory.store import outbox, review, tables
+from memvet.memory.store.observations import find_exact, insert_candidate
 
 IMPORT_ACTOR = "import"
 
 # record type -> (table, ordering columns); the order is also the import order.
 TABLES: dict[str, tuple[Table, tuple[str, ...]]] = {
-    "setting": (store.settings_table, ("key",)),
-    "turn": (store.turns, ("created_at", "id")),
-    "candidate": (store.candidates, ("created_at", "id")),
-    "origin": (store.origins, ("created_at", "id")),
-    "memory": (store.memories, ("approved_at", "id")),
-    "transition": (store.transitions, ("id",)),
+    "setting": (tables.settings_table, ("key",)),
+    "turn": (tables.turns, ("created_at", "id")),
+    "candidate": (tables.candidates, ("created_at", "id")),
+    "origin": (tables.origins, ("created_at", "id")),
+    "memory": (tables.memories, ("approved_at", "id")),
+    "transition": (tables.transitions, ("id",)),
 }
 DATETIME_COLUMNS = {
     name
     for table, _ in TABLES.values()
     for name, column in table.c.items()
-    if isinstance(column.type, store.UTCDateTime)
+    if isinstance(column.type, tables.UTCDateTime)
 }
 
 
@@ -108,11 +110,11 @@ def _check_row(record: str, row: dict[str, Any]) -> None:
     if "namespace" in row and record in ("candidate", "memory"):
         row["namespace"] = str(Namespace.parse(row["namespace"]))
     if "content" in row and record in ("candidate", "memory"):
-        row["content"] = intake.clean_content(row["content"])
+        row["content"] = clean_content(row["content"])
     if record == "candidate":
         Status(row["status"])
         Source(row["source"])
-        intake.clean_confidence(row["confidence"])
+        clean_confidence(row["confidence"])
         if int(row["observations"]) < 1:
             raise ValidationError("observations must be at least 1")
         if "independent_observations" in row and not (
@@ -144,7 +146,7 @@ def _parse(lines: Iterable[str]) -> tuple[_Parsed, list[tuple[int, str]]]:
                     f"unknown record type {str(record)[:30]!r}; use one of {', '.join(TABLES)}")
             if record == "memory" and "id" not in data:
                 item = {
-                    "content": intake.clean_content(data.get("content")),
+                    "content": clean_content(data.get("content")),
                     "kind": parse_kind(data.get("kind")).value,
                     "namespace": str(Namespace.parse(data.get("namespace"))),
                     "observations": int(data.get("observations", 1)),
@@ -198,20 +200,20 @@ def import_lines(conn: Connection, lines: Iterable[str], *, now: datetime) -> Im
     turn_ids = known.get("turn", set())
     for number, row in parsed.full.get("origin", []):
         if row["candidate_id"] not in candidate_ids and not _existing_ids(
-                conn, store.candidates, "id", [row["candidate_id"]]):
+                conn, tables.candidates, "id", [row["candidate_id"]]):
             errors.append((number, f"origin refers to unknown candidate {row['candidate_id']!r}"))
         if row.get("turn_ref") and row["turn_ref"] not in turn_ids and not _existing_ids(
-                conn, store.turns, "id", [row["turn_ref"]]):
+                conn, tables.turns, "id", [row["turn_ref"]]):
             errors.append((number, f"origin refers to unknown turn {row['turn_ref']!r}"))
     for number, row in parsed.full.get("memory", []):
         if row["candidate_id"] not in candidate_ids and not _existing_ids(
-                conn, store.candidates, "id", [row["candidate_id"]]):
+                conn, tables.candidates, "id", [row["candidate_id"]]):
             errors.append((number, f"memory refers to unknown candidate {row['candidate_id']!r}"))
     if errors:
         raise ImportFailed(sorted(errors))
 
     report = ImportReport()
-    renumber = bool(conn.execute(select(func.count()).select_from(store.transitions)).scalar())
+    renumber = bool(conn.execute(select(func.count()).select_from(tables.transitions)).scalar())
     uncounted = [row["id"] for _, row in parsed.full.get("candidate", [])
                  if "independent_observations" not in row]
     for _, row in parsed.full.get("candidate", []):
@@ -228,8 +230,7 @@ def import_lines(conn: Connection, lines: Iterable[str], *, now: datetime) -> Im
         if record == "memory":
             report.memory_ids.extend(row["id"] for row in rows)
             for row in rows:
-                conn.execute(insert(store.index_outbox).values(
-                    memory_id=row["id"], namespace=row["namespace"], op="upsert", created_at=now))
+                outbox.add(conn, row["id"], row["namespace"], "upsert", now)
         report.counts[record] = len(rows)
     if uncounted:
         _count_independent(conn, uncounted)
@@ -252,17 +253,17 @@ def _import_minimal(conn: Connection, item: dict[str, Any], now: datetime) -> st
     """A bare memory from elsewhere: an approved candidate plus its memory. Exact duplicates
     of an approved memory are skipped."""
     kind = Kind(item["kind"])
-    key = intake.content_key(item["content"])
-    existing = intake.find_exact(conn, item["namespace"], kind, key)
+    key = content_key(item["content"])
+    existing = find_exact(conn, item["namespace"], kind, key)
     if existing is not None and existing["status"] == Status.APPROVED.value:
         return None
-    proposal = intake.Proposal(
+    proposal = Proposal(
         content=item["content"], kind=kind, namespace=item["namespace"], source=Source.MANUAL,
         confidence=1.0, origin=None, created_by=IMPORT_ACTOR)
-    cand = intake.insert_candidate(conn, proposal, IMPORT_ACTOR, now)
+    cand = insert_candidate(conn, proposal, IMPORT_ACTOR, now)
     row = review.get_candidate_row(conn, cand.id)
     row["observations"] = item["observations"]
-    conn.execute(store.candidates.update().where(store.candidates.c.id == cand.id)
+    conn.execute(tables.candidates.update().where(tables.candidates.c.id == cand.id)
                  .values(observations=item["observations"]))
     memory = review.approve(conn, row, None, actor=item["approved_by"], now=now,
                             check_namespace=lambda ns: None)
@@ -271,7 +272,7 @@ def _import_minimal(conn: Connection, item: dict[str, Any], now: datetime) -> st
 
 def _count_independent(conn: Connection, candidate_ids: list[str]) -> None:
     """Independent observations of candidates from an export that predates the count."""
-    o = store.origins.c
+    o = tables.origins.c
     for start in range(0, len(candidate_ids), 500):
         chunk = candidate_ids[start:start + 500]
         counts = conn.execute(
@@ -281,6 +282,6 @@ def _count_independent(conn: Connection, candidate_ids: list[str]) -> None:
                                                     func.coalesce(o.created_by, "")))))
                    ).where(o.candidate_id.in_(chunk)).group_by(o.candidate_id))
         for candidate_id, n in counts:
-            conn.execute(store.candidates.update()
-                         .where(store.candidates.c.id == candidate_id)
+            conn.execute(tables.candidates.update()
+                         .where(tables.candidates.c.id == candidate_id)
                          .values(independent_observations=max(1, int(n))))

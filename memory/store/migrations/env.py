@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from alembic import context
 
-from memvet.memory.store import metadata
+from memvet.memory.store.tables import metadata
 
 connection = context.config.attributes.get("connection")
 if connection is None:  # `alembic` CLI use: build an engine from the ini URL
-    from memvet.memory.store import make_engine
+    from memvet.memory.store.engine import make_engine
 
     engine = make_engine(context.config.get_main_option("sqlalchemy.url") or "")
     with engine.begin() as conn:
