@@ -14,12 +14,13 @@ from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 
-from memvet.graph.errors import UserError, graphql_error, user_error
+from memvet.graph.errors import AnyUserError, graphql_error, user_error
 from memvet.memory.access import Principal, bearer_token
 from memvet.memory.errors import MemvetError, Unauthenticated
 from memvet.memory.service import MemoryService
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 class RuntimeLike(Protocol):
@@ -64,7 +65,7 @@ async def call(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         raise graphql_error(exc) from exc
 
 
-async def attempt(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T | UserError:
+async def attempt(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T | AnyUserError:
     """Run a service call in a worker thread; expected failures become union members."""
     try:
         return await run(fn, *args, **kwargs)
@@ -72,12 +73,12 @@ async def attempt(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T | Use
         return user_error(exc)
 
 
-def mapped(result: T | UserError, convert: Callable[[T], Any]) -> Any:
+def mapped(result: T | AnyUserError, convert: Callable[[T], R]) -> R | AnyUserError:
     """Apply `convert` to a success, pass an error member through."""
-    return result if isinstance(result, UserError) else convert(result)
+    return result if isinstance(result, AnyUserError) else convert(result)
 
 
-def outcome(result: T | MemvetError, convert: Callable[[T], Any]) -> Any:
+def outcome(result: T | MemvetError, convert: Callable[[T], R]) -> R | AnyUserError:
     """One outcome of a bulk call: `convert` a success, or its error's union member."""
     return user_error(result) if isinstance(result, MemvetError) else convert(result)
 

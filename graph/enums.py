@@ -1,4 +1,6 @@
-"""GraphQL enums. They mirror the core's enums value for value (a test keeps them in step)."""
+"""GraphQL enums. They mirror the core's enums name for name and value for value (a test keeps
+them in step), so `.core()` converts by name: mypy types `.value` as the `enum_value(...)`
+definition, which `strawberry.enum` replaces with the plain value only at runtime."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ class MemoryKind(Enum):
         "event", description="Something that happened, worth remembering that it happened.")
 
     def core(self) -> Kind:
-        return Kind(self.value)
+        return Kind[self.name]
 
 
 @strawberry.enum(description="Where a candidate is in the review lifecycle.")
@@ -40,7 +42,7 @@ class CandidateStatus(Enum):
         "archived", description="Untouched past the archive window; revived if observed again.")
 
     def core(self) -> Status:
-        return Status(self.value)
+        return Status[self.name]
 
 
 @strawberry.enum(description="How a candidate was born.")
@@ -52,7 +54,7 @@ class CandidateSource(Enum):
     MANUAL = strawberry.enum_value("manual", description="Typed in by a person.")
 
     def core(self) -> Source:
-        return Source(self.value)
+        return Source[self.name]
 
 
 @strawberry.enum(description="What a recorded transition did.")
@@ -113,7 +115,7 @@ class TokenRole(Enum):
     ADMIN = strawberry.enum_value("admin", description="Also tokens, policy and persona.")
 
     def core(self) -> Role:
-        return Role(self.value)
+        return Role[self.name]
 
 
 @strawberry.enum(description="How to order the candidate queue.")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import TypeAlias
 
 import strawberry
 from graphql import GraphQLError, GraphQLSyntaxError
@@ -60,7 +60,13 @@ class ValidationError(UserError):
     pass
 
 
-ERROR_TYPES: dict[str, type[UserError]] = {
+# Every mutation's union carries all of them: which ones a service call can raise is the
+# service's business, and clients handle them uniformly through `UserError`. A mutation's
+# result is `Annotated[Success | AnyUserError, strawberry.union(name, description=...)]`.
+AnyUserError: TypeAlias = (NotFoundError | ForbiddenError | InvalidKindError
+                           | InvalidNamespaceError | InvalidTransitionError | ValidationError)
+
+ERROR_TYPES: dict[str, type[AnyUserError]] = {
     core.NotFound.code: NotFoundError,
     core.Forbidden.code: ForbiddenError,
     core.InvalidKind.code: InvalidKindError,
@@ -69,19 +75,8 @@ ERROR_TYPES: dict[str, type[UserError]] = {
     core.ValidationError.code: ValidationError,
 }
 
-# Every mutation's union carries all of them: which ones a service call can raise is the
-# service's business, and clients handle them uniformly through `UserError`.
-AnyUserError = (NotFoundError | ForbiddenError | InvalidKindError | InvalidNamespaceError
-                 | InvalidTransitionError | ValidationError)
 
-
-def union(name: str, success: Any, description: str) -> Any:
-    """`success | every error type` as a named GraphQL union."""
-    return Annotated[success | AnyUserError,  # type: ignore[operator]  # runtime union of types
-                     strawberry.union(name, description=description)]
-
-
-def user_error(exc: core.MemvetError) -> UserError:
+def user_error(exc: core.MemvetError) -> AnyUserError:
     """The union member for an expected failure. A failure with no member of its own (say,
     UNAUTHENTICATED) is raised as a GraphQL error with its own code instead: one failure has one
     code through every door, and is never relabelled."""

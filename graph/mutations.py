@@ -7,11 +7,12 @@ to approve gets a ForbiddenError here, whatever client it uses.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeAlias
 
 import strawberry
 from strawberry.types import Info
 
+from memvet.graph import fields
 from memvet.graph.admin_types import (
     ApiToken,
     AutoApprovePolicy,
@@ -20,7 +21,7 @@ from memvet.graph.admin_types import (
 )
 from memvet.graph.context import Context, attempt, call, mapped, outcome
 from memvet.graph.enums import MemoryKind, TokenRole
-from memvet.graph.errors import union
+from memvet.graph.errors import AnyUserError
 from memvet.graph.inputs import (
     ActivePersona,
     ArchiveResult,
@@ -33,26 +34,41 @@ from memvet.graph.inputs import (
 from memvet.graph.types import Candidate, Memory
 from memvet.memory.access import Principal
 from memvet.memory.limits import MAX_BULK
-from memvet.memory.records import CandidateInput, Source
+from memvet.memory.policy import AutoApprovePolicy as CorePolicy
+from memvet.memory.records import CandidateInput, Receipt, Source
 from memvet.memory.service import MemoryService
 
-RememberResult = union("RememberResult", Candidate,
-                       "The candidate (new or merged) as this caller proposed it, or why not.")
-AddCandidateResult = union("AddCandidateResult", Candidate, "The candidate, or why not.")
-SubmitTurnResult = union("SubmitTurnResult", TurnResult, "The stored turn, or why not.")
-ApproveCandidateResult = union(
-    "ApproveCandidateResult", Memory, "The new memory, or why the candidate was not approved.")
-RejectCandidateResult = union("RejectCandidateResult", Candidate, "The rejected candidate.")
-EditCandidateResult = union("EditCandidateResult", Candidate, "The edited candidate.")
-UpdateMemoryResult = union("UpdateMemoryResult", Memory, "The updated memory.")
-DeleteMemoryResult = union("DeleteMemoryResult", Memory, "The deleted memory, as it was.")
-ArchiveStaleResult = union("ArchiveStaleResult", ArchiveResult, "What the sweep archived.")
-SetAutoApprovePolicyResult = union(
-    "SetAutoApprovePolicyResult", AutoApprovePolicy, "The policy now in force.")
-SetActivePersonaResult = union("SetActivePersonaResult", ActivePersona, "The active persona.")
-SetArchiveDaysResult = union("SetArchiveDaysResult", ArchiveWindow, "The archive window.")
-CreateTokenResult = union("CreateTokenResult", CreatedToken, "The new token (shown once).")
-RevokeTokenResult = union("RevokeTokenResult", ApiToken, "The revoked token.")
+# `Success | every error type`, each a named GraphQL union.
+RememberResult: TypeAlias = Annotated[Candidate | AnyUserError, strawberry.union(
+    "RememberResult",
+    description="The candidate (new or merged) as this caller proposed it, or why not.")]
+AddCandidateResult: TypeAlias = Annotated[Candidate | AnyUserError, strawberry.union(
+    "AddCandidateResult", description="The candidate, or why not.")]
+SubmitTurnResult: TypeAlias = Annotated[TurnResult | AnyUserError, strawberry.union(
+    "SubmitTurnResult", description="The stored turn, or why not.")]
+ApproveCandidateResult: TypeAlias = Annotated[Memory | AnyUserError, strawberry.union(
+    "ApproveCandidateResult", description="The new memory, or why the candidate was not approved.")]
+RejectCandidateResult: TypeAlias = Annotated[Candidate | AnyUserError, strawberry.union(
+    "RejectCandidateResult", description="The rejected candidate.")]
+EditCandidateResult: TypeAlias = Annotated[Candidate | AnyUserError, strawberry.union(
+    "EditCandidateResult", description="The edited candidate.")]
+UpdateMemoryResult: TypeAlias = Annotated[Memory | AnyUserError, strawberry.union(
+    "UpdateMemoryResult", description="The updated memory.")]
+DeleteMemoryResult: TypeAlias = Annotated[Memory | AnyUserError, strawberry.union(
+    "DeleteMemoryResult", description="The deleted memory, as it was.")]
+ArchiveStaleResult: TypeAlias = Annotated[ArchiveResult | AnyUserError, strawberry.union(
+    "ArchiveStaleResult", description="What the sweep archived.")]
+SetAutoApprovePolicyResult: TypeAlias = Annotated[
+    AutoApprovePolicy | AnyUserError,
+    strawberry.union("SetAutoApprovePolicyResult", description="The policy now in force.")]
+SetActivePersonaResult: TypeAlias = Annotated[ActivePersona | AnyUserError, strawberry.union(
+    "SetActivePersonaResult", description="The active persona.")]
+SetArchiveDaysResult: TypeAlias = Annotated[ArchiveWindow | AnyUserError, strawberry.union(
+    "SetArchiveDaysResult", description="The archive window.")]
+CreateTokenResult: TypeAlias = Annotated[CreatedToken | AnyUserError, strawberry.union(
+    "CreateTokenResult", description="The new token (shown once).")]
+RevokeTokenResult: TypeAlias = Annotated[ApiToken | AnyUserError, strawberry.union(
+    "RevokeTokenResult", description="The revoked token.")]
 
 IdArg = Annotated[strawberry.ID, strawberry.argument(description="The id.")]
 ContentArg = Annotated[str, strawberry.argument(description="The memory text (up to 16 KB).")]
@@ -79,15 +95,15 @@ class BulkRejectItem:
     result: RejectCandidateResult = strawberry.field(description="Its candidate, or why not.")
 
 
-def _submit(service: MemoryService, who: Principal, item: CandidateInput) -> Any:
+def _submit(service: MemoryService, who: Principal, item: CandidateInput) -> Receipt:
     return service.submit(item, who).receipt
 
 
 @strawberry.type
 class IntakeMutation:
-    @strawberry.mutation(description="An agent remembers something (source EXPLICIT). It joins "
-                                      "the queue as a candidate (or merges with its equivalent); "
-                                      "agents recall it only after approval.")
+    @fields.mutation(description="An agent remembers something (source EXPLICIT). It joins "
+                                  "the queue as a candidate (or merges with its equivalent); "
+                                  "agents recall it only after approval.")
     async def remember(
         self, info: Info[Context, Any], content: ContentArg, kind: KindArg,
         namespace: NamespaceArg = None,
@@ -99,8 +115,8 @@ class IntakeMutation:
                               source=Source.EXPLICIT, confidence=confidence)
         return mapped(await attempt(_submit, c.service, c.who, item), Candidate.of_receipt)
 
-    @strawberry.mutation(description="A person adds a candidate by hand (source MANUAL; "
-                                      "reviewers).")
+    @fields.mutation(description="A person adds a candidate by hand (source MANUAL; "
+                                  "reviewers).")
     async def add_candidate(
         self, info: Info[Context, Any], content: ContentArg, kind: KindArg,
         namespace: NamespaceArg = None,
@@ -110,15 +126,15 @@ class IntakeMutation:
                               source=Source.MANUAL, confidence=1.0)
         return mapped(await attempt(_submit, c.service, c.who, item), Candidate.of_receipt)
 
-    @strawberry.mutation(description="Submit the last exchange of a conversation for extraction "
-                                      "(source TURN). Idempotent per conversation and turn id.")
+    @fields.mutation(description="Submit the last exchange of a conversation for extraction "
+                                  "(source TURN). Idempotent per conversation and turn id.")
     async def submit_turn(self, info: Info[Context, Any], input: TurnArg) -> SubmitTurnResult:
         c = info.context
         result = await attempt(c.service.submit_turn, input.core("turn"), c.who)
         return mapped(result, TurnResult.of)
 
-    @strawberry.mutation(description="Submit the messages about to be compacted (source "
-                                      "COMPACTION): what isn't extracted now is lost for good.")
+    @fields.mutation(description="Submit the messages about to be compacted (source "
+                                  "COMPACTION): what isn't extracted now is lost for good.")
     async def submit_compaction(
         self, info: Info[Context, Any], input: TurnArg,
     ) -> SubmitTurnResult:
@@ -129,9 +145,9 @@ class IntakeMutation:
 
 @strawberry.type
 class ReviewMutation:
-    @strawberry.mutation(description="Approve a pending candidate, optionally with edits: what "
-                                      "is approved is what the reviewer saw. `supersede` retires "
-                                      "an approved memory in the same step.")
+    @fields.mutation(description="Approve a pending candidate, optionally with edits: what "
+                                  "is approved is what the reviewer saw. `supersede` retires "
+                                  "an approved memory in the same step.")
     async def approve_candidate(
         self, info: Info[Context, Any], id: IdArg,
         edit: Annotated[CandidateEditInput | None, strawberry.argument(
@@ -145,15 +161,15 @@ class ReviewMutation:
                                supersede=str(supersede) if supersede else None, reason=reason)
         return mapped(result, Memory.of)
 
-    @strawberry.mutation(description="Reject a pending candidate; equivalents are counted on it "
-                                      "from now on instead of being queued again.")
+    @fields.mutation(description="Reject a pending candidate; equivalents are counted on it "
+                                  "from now on instead of being queued again.")
     async def reject_candidate(
         self, info: Info[Context, Any], id: IdArg, reason: ReasonArg = None,
     ) -> RejectCandidateResult:
         c = info.context
         return mapped(await attempt(c.service.reject, str(id), c.who, reason), Candidate.of)
 
-    @strawberry.mutation(description="Approve several candidates; one result per id.")
+    @fields.mutation(description="Approve several candidates; one result per id.")
     async def approve_candidates(
         self, info: Info[Context, Any], ids: IdsArg,
     ) -> list[BulkApproveItem]:
@@ -162,7 +178,7 @@ class ReviewMutation:
         return [BulkApproveItem(id=strawberry.ID(cid), result=outcome(r, Memory.of))
                 for cid, r in done]
 
-    @strawberry.mutation(description="Reject several candidates; one result per id.")
+    @fields.mutation(description="Reject several candidates; one result per id.")
     async def reject_candidates(
         self, info: Info[Context, Any], ids: IdsArg, reason: ReasonArg = None,
     ) -> list[BulkRejectItem]:
@@ -171,7 +187,7 @@ class ReviewMutation:
         return [BulkRejectItem(id=strawberry.ID(cid), result=outcome(r, Candidate.of))
                 for cid, r in done]
 
-    @strawberry.mutation(description="Correct a pending candidate's content, kind or namespace.")
+    @fields.mutation(description="Correct a pending candidate's content, kind or namespace.")
     async def edit_candidate(
         self, info: Info[Context, Any], id: IdArg,
         edit: Annotated[CandidateEditInput, strawberry.argument(description="The corrections.")],
@@ -180,7 +196,7 @@ class ReviewMutation:
         result = await attempt(c.service.edit_candidate, str(id), edit.core(), c.who)
         return mapped(result, Candidate.of)
 
-    @strawberry.mutation(description="Edit an approved memory (it is re-embedded).")
+    @fields.mutation(description="Edit an approved memory (it is re-embedded).")
     async def update_memory(
         self, info: Info[Context, Any], id: IdArg,
         edit: Annotated[CandidateEditInput, strawberry.argument(description="The changes.")],
@@ -189,15 +205,15 @@ class ReviewMutation:
         result = await attempt(c.service.update_memory, str(id), edit.core(), c.who)
         return mapped(result, Memory.of)
 
-    @strawberry.mutation(description="Delete an approved memory; recall stops returning it.")
+    @fields.mutation(description="Delete an approved memory; recall stops returning it.")
     async def delete_memory(
         self, info: Info[Context, Any], id: IdArg, reason: ReasonArg = None,
     ) -> DeleteMemoryResult:
         c = info.context
         return mapped(await attempt(c.service.delete_memory, str(id), c.who, reason), Memory.of)
 
-    @strawberry.mutation(description="Archive pending candidates untouched for the archive "
-                                      "window (or `olderThanDays`) now.")
+    @fields.mutation(description="Archive pending candidates untouched for the archive "
+                                  "window (or `olderThanDays`) now.")
     async def archive_stale(
         self, info: Info[Context, Any],
         older_than_days: Annotated[int | None, strawberry.argument(
@@ -211,8 +227,8 @@ class ReviewMutation:
 
 @strawberry.type
 class AdminMutation:
-    @strawberry.mutation(description="Replace the auto-approve policy (admins). Pending "
-                                      "candidates that now qualify are promoted at once.")
+    @fields.mutation(description="Replace the auto-approve policy (admins). Pending "
+                                  "candidates that now qualify are promoted at once.")
     async def set_auto_approve_policy(
         self, info: Info[Context, Any],
         input: Annotated[AutoApprovePolicyInput, strawberry.argument(
@@ -220,12 +236,12 @@ class AdminMutation:
     ) -> SetAutoApprovePolicyResult:
         c = info.context
 
-        def apply() -> Any:
+        def apply() -> CorePolicy:
             return c.service.set_policy(input.core(), c.who)
 
         return mapped(await attempt(apply), AutoApprovePolicy.of)
 
-    @strawberry.mutation(description="Set the active persona (admins).")
+    @fields.mutation(description="Set the active persona (admins).")
     async def set_active_persona(
         self, info: Info[Context, Any],
         name: Annotated[str, strawberry.argument(description="The persona's slug.")],
@@ -234,7 +250,7 @@ class AdminMutation:
         result = await attempt(c.service.set_active_persona, name, c.who)
         return mapped(result, lambda n: ActivePersona(name=n, namespace=f"persona:{n}"))
 
-    @strawberry.mutation(description="Set the archive window in days (admins).")
+    @fields.mutation(description="Set the archive window in days (admins).")
     async def set_archive_days(
         self, info: Info[Context, Any],
         days: Annotated[int, strawberry.argument(description="1–3650 days.")],
@@ -243,8 +259,8 @@ class AdminMutation:
         return mapped(await attempt(c.service.set_archive_days, days, c.who),
                       lambda d: ArchiveWindow(days=d))
 
-    @strawberry.mutation(description="Create an API token (admins). The plaintext is returned "
-                                      "this once.")
+    @fields.mutation(description="Create an API token (admins). The plaintext is returned "
+                                  "this once.")
     async def create_token(
         self, info: Info[Context, Any],
         role: Annotated[TokenRole, strawberry.argument(description="What it may do.")],
@@ -257,7 +273,7 @@ class AdminMutation:
                                namespaces=namespaces, name=name)
         return mapped(result, lambda r: CreatedToken(token=r[1], info=ApiToken.of(r[0])))
 
-    @strawberry.mutation(description="Revoke an API token (admins); it stops working at once.")
+    @fields.mutation(description="Revoke an API token (admins); it stops working at once.")
     async def revoke_token(self, info: Info[Context, Any], id: IdArg) -> RevokeTokenResult:
         c = info.context
         return mapped(await attempt(c.service.revoke_token, str(id), c.who), ApiToken.of)

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 
+from memvet.graph import fields
 from memvet.graph.admin_types import ApiToken, AutoApprovePolicy, QueueStats, Viewer
 from memvet.graph.context import Context, call
 from memvet.graph.enums import CandidateOrder, CandidateSource, CandidateStatus, MemoryKind
@@ -45,12 +46,12 @@ class MemoryGroup:
 
 @strawberry.type
 class ReviewQuery:
-    @strawberry.field(description="Who the caller is: token name, role and namespace scope.")
+    @fields.field(description="Who the caller is: token name, role and namespace scope.")
     def viewer(self, info: Info[Context, Any]) -> Viewer:
         return Viewer.of(info.context.who)
 
-    @strawberry.field(description="The candidate queue, filtered. Agents see only candidates "
-                                  "they proposed; scoped tokens only their namespaces.")
+    @fields.field(description="The candidate queue, filtered. Agents see only candidates "
+                              "they proposed; scoped tokens only their namespaces.")
     async def candidates(
         self, info: Info[Context, Any],
         status: Annotated[CandidateStatus | None, strawberry.argument(
@@ -75,13 +76,13 @@ class ReviewQuery:
             order=order.value, offset=offset, limit=limit)
         return connection(page, Candidate.of)
 
-    @strawberry.field(description="One candidate (NOT_FOUND if it doesn't exist or the caller "
-                                  "may not see it).")
+    @fields.field(description="One candidate (NOT_FOUND if it doesn't exist or the caller "
+                              "may not see it).")
     async def candidate(self, info: Info[Context, Any], id: IdArg) -> Candidate | None:
         c = info.context
         return Candidate.of(await call(c.service.get_candidate, str(id), c.who))
 
-    @strawberry.field(description="The audit trail of a candidate, oldest first.")
+    @fields.field(description="The audit trail of a candidate, oldest first.")
     async def transitions(
         self, info: Info[Context, Any],
         candidate_id: Annotated[strawberry.ID, strawberry.argument(
@@ -91,17 +92,17 @@ class ReviewQuery:
         return [Transition.of(t)
                 for t in await call(c.service.transitions, str(candidate_id), c.who)]
 
-    @strawberry.field(description="The original turn behind a candidate (Origin.turnRef).")
+    @fields.field(description="The original turn behind a candidate (Origin.turnRef).")
     async def turn(self, info: Info[Context, Any], id: IdArg) -> Turn | None:
         c = info.context
         return Turn.of(await call(c.service.turn, str(id), c.who))
 
-    @strawberry.field(description="One approved memory (reviewers).")
+    @fields.field(description="One approved memory (reviewers).")
     async def memory(self, info: Info[Context, Any], id: IdArg) -> Memory | None:
         c = info.context
         return Memory.of(await call(c.service.get_memory, str(id), c.who))
 
-    @strawberry.field(description="Approved memories, newest first (reviewers).")
+    @fields.field(description="Approved memories, newest first (reviewers).")
     async def memories(
         self, info: Info[Context, Any], namespace: NamespaceArg = None, kind: KindArg = None,
         first: FirstArg = 50, after: AfterArg = None,
@@ -114,8 +115,8 @@ class ReviewQuery:
             kinds=[kind.core()] if kind else None, offset=offset, limit=limit)
         return connection(page, Memory.of)
 
-    @strawberry.field(description="Approved memories grouped by namespace (the dashboard's "
-                                  "approved view; up to 200 per namespace).")
+    @fields.field(description="Approved memories grouped by namespace (the dashboard's "
+                              "approved view; up to 200 per namespace).")
     async def memory_groups(self, info: Info[Context, Any]) -> list[MemoryGroup]:
         c = info.context
         groups = await call(c.service.memory_groups, c.who)
@@ -123,12 +124,12 @@ class ReviewQuery:
                             memories=[Memory.of(m) for m in items])
                 for ns, items in sorted(groups.items())]
 
-    @strawberry.field(description="Counts of the queue by status and pending per namespace.")
+    @fields.field(description="Counts of the queue by status and pending per namespace.")
     async def queue_stats(self, info: Info[Context, Any]) -> QueueStats:
         c = info.context
         return QueueStats.of(await call(c.service.queue_stats, c.who))
 
-    @strawberry.field(description="Namespaces that hold candidates or memories the caller sees.")
+    @fields.field(description="Namespaces that hold candidates or memories the caller sees.")
     async def namespaces(self, info: Info[Context, Any]) -> list[str]:
         c = info.context
         return await call(c.service.namespaces, c.who)
@@ -136,9 +137,9 @@ class ReviewQuery:
 
 @strawberry.type
 class RecallQuery:
-    @strawberry.field(description="Semantic + lexical search over approved memories the caller "
-                                  "may read. Nothing pending, rejected or archived is ever "
-                                  "returned.")
+    @fields.field(description="Semantic + lexical search over approved memories the caller "
+                              "may read. Nothing pending, rejected or archived is ever "
+                              "returned.")
     async def recall(
         self, info: Info[Context, Any],
         query: Annotated[str, strawberry.argument(description="What to look for.")],
@@ -157,11 +158,11 @@ class RecallQuery:
             kinds=[k.core() for k in kinds] if kinds else None, limit=limit)
         return [RecallHit.of(h) for h in hits]
 
-    @strawberry.field(description="What an agent should know at session start: the approved "
-                                  "memories of `workspace:<workspace>` and `persona:<persona>` "
-                                  "(the active persona when omitted), decisions and "
-                                  "postmortems first, then the most observed, then the newest. "
-                                  "Namespaces the token may not read are left out.")
+    @fields.field(description="What an agent should know at session start: the approved "
+                              "memories of `workspace:<workspace>` and `persona:<persona>` "
+                              "(the active persona when omitted), decisions and "
+                              "postmortems first, then the most observed, then the newest. "
+                              "Namespaces the token may not read are left out.")
     async def briefing(
         self, info: Info[Context, Any],
         workspace: Annotated[str | None, strawberry.argument(
@@ -176,8 +177,8 @@ class RecallQuery:
                            limit=limit)
         return [Memory.of(m) for m in found]
 
-    @strawberry.field(description="The approved memories closest to a candidate, in its "
-                                  "namespace (check before approving).")
+    @fields.field(description="The approved memories closest to a candidate, in its "
+                              "namespace (check before approving).")
     async def related(
         self, info: Info[Context, Any],
         candidate_id: Annotated[strawberry.ID, strawberry.argument(
@@ -192,25 +193,25 @@ class RecallQuery:
 
 @strawberry.type
 class SettingsQuery:
-    @strawberry.field(description="The auto-approve policy (reviewers read it, admins set it).")
+    @fields.field(description="The auto-approve policy (reviewers read it, admins set it).")
     async def policy(self, info: Info[Context, Any]) -> AutoApprovePolicy:
         c = info.context
         return AutoApprovePolicy.of(await call(c.service.policy, c.who))
 
-    @strawberry.field(description="The active persona: memories with no namespace go to "
-                                  "`persona:<activePersona>`.")
+    @fields.field(description="The active persona: memories with no namespace go to "
+                              "`persona:<activePersona>`.")
     async def active_persona(self, info: Info[Context, Any]) -> str:
         c = info.context
         return await call(c.service.active_persona, c.who)
 
-    @strawberry.field(description="Days a pending candidate may stay untouched before it is "
-                                  "archived.")
+    @fields.field(description="Days a pending candidate may stay untouched before it is "
+                              "archived.")
     async def archive_days(self, info: Info[Context, Any]) -> int:
         c = info.context
         return await call(c.service.archive_days, c.who)
 
-    @strawberry.field(description="Every API token (admins; never their secrets).",
-                      permission_classes=[IsAdmin])
+    @fields.field(description="Every API token (admins; never their secrets).",
+                  permission_classes=[IsAdmin])
     async def tokens(self, info: Info[Context, Any]) -> list[ApiToken]:
         c = info.context
         return [ApiToken.of(t) for t in await call(c.service.list_tokens, c.who)]

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 
+from memvet.graph import fields
 from memvet.graph.context import Context, run
 from memvet.graph.enums import MemoryKind, ReviewAction
 from memvet.graph.errors import graphql_error
@@ -68,7 +69,7 @@ class ReviewEvent:
             memory_id=strawberry.ID(e.memory_id) if e.memory_id else None,
             outcome=str(outcome) if outcome else None, deleted_memory=snapshot)
 
-    @strawberry.field(description="The candidate as it is now (null if it is gone).")
+    @fields.field(description="The candidate as it is now (null if it is gone).")
     async def candidate(self, info: Info[Context, Any]) -> Candidate | None:
         if self.candidate_id is None:
             return None
@@ -78,8 +79,8 @@ class ReviewEvent:
         except MemvetError:
             return None
 
-    @strawberry.field(description="The memory as it is now (null if deleted: see "
-                                  "deletedMemory).")
+    @fields.field(description="The memory as it is now (null if deleted: see "
+                              "deletedMemory).")
     async def memory(self, info: Info[Context, Any]) -> Memory | None:
         if self.memory_id is None or self.action is ReviewAction.MEMORY_DELETED:
             return None
@@ -92,7 +93,7 @@ class ReviewEvent:
 
 @strawberry.type
 class ReviewSubscription:
-    @strawberry.subscription(
+    @fields.subscription(
         description="Review events (created, merged, approved, rejected, archived, edited, "
                     "memory updated/deleted, policy changed) in the namespaces this token sees; "
                     "reviewers and admins. A revoked token's subscription ends at once with "

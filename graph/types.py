@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from memvet.graph import fields
 from memvet.graph.context import Context, call, run
 from memvet.graph.enums import CandidateSource, CandidateStatus, MemoryKind, TransitionAction
 from memvet.memory import records
@@ -30,7 +31,7 @@ async def _nested(info: Info[Context, Any], candidate: Candidate,
     """A read behind one of a candidate's fields. On the reply to a write it never fails:
     the write is done, and an error here would turn the whole reply into null and hide that;
     a reply about a candidate the caller may not read gets the empty value."""
-    reply = getattr(candidate, "_reply", None)
+    reply = candidate._reply
     if reply == "hidden":
         return empty
     who = info.context.who
@@ -48,15 +49,16 @@ async def _origins(info: Info[Context, Any], candidate: Candidate) -> list[recor
     Kept on the Candidate object (built per response), not in the context, which lives as
     long as a WebSocket connection and would serve stale origins to later events. On a reply
     about a candidate the caller may not read: only the caller's own observations."""
-    found: list[records.Origin] | None = getattr(candidate, "_origins_loaded", None)
-    if found is None:
-        c = info.context
-        if getattr(candidate, "_reply", None) == "hidden":
-            found = await run(c.service.own_origins, str(candidate.id), c.who)
-        else:
-            found = await _nested(
-                info, candidate, lambda who: c.service.origins(str(candidate.id), who), empty=[])
-        candidate._origins_loaded = found  # type: ignore[attr-defined]  # per-object memo
+    if candidate._origins_loaded is not None:
+        return candidate._origins_loaded
+    c = info.context
+    found: list[records.Origin]
+    if candidate._reply == "hidden":
+        found = await run(c.service.own_origins, str(candidate.id), c.who)
+    else:
+        found = await _nested(
+            info, candidate, lambda who: c.service.origins(str(candidate.id), who), empty=[])
+    candidate._origins_loaded = found
     return found
 
 
@@ -112,7 +114,7 @@ class Origin:
             confidence=o.confidence, created_by=o.created_by, created_at=o.created_at,
         )
 
-    @strawberry.field(description="The original turn, if this origin has one.")
+    @fields.field(description="The original turn, if this origin has one.")
     async def turn(self, info: Info[Context, Any]) -> Turn | None:
         if self.turn_ref is None:
             return None
@@ -143,7 +145,8 @@ class Transition:
             action=TransitionAction(t.action.value),
             from_status=CandidateStatus(t.from_status.value) if t.from_status else None,
             to_status=CandidateStatus(t.to_status.value) if t.to_status else None,
-            actor=t.actor, at=t.at, changes=t.changes, reason=t.reason,
+            actor=t.actor, at=t.at,
+            changes=JSON(t.changes) if t.changes is not None else None, reason=t.reason,
         )
 
 
@@ -171,8 +174,8 @@ class Memory:
             updated_at=m.updated_at,
         )
 
-    @strawberry.field(description="The candidate it came from; null if the caller may not read "
-                                  "it (an agent reads only candidates it proposed).")
+    @fields.field(description="The candidate it came from; null if the caller may not read "
+                              "it (an agent reads only candidates it proposed).")
     async def candidate(self, info: Info[Context, Any]) -> Candidate | None:
         c = info.context
         try:
@@ -180,7 +183,7 @@ class Memory:
         except MemvetError:
             return None
 
-    @strawberry.field(description="The audit trail of its candidate, oldest first.")
+    @fields.field(description="The audit trail of its candidate, oldest first.")
     async def transitions(self, info: Info[Context, Any]) -> list[Transition]:
         c = info.context
         found = await call(c.service.transitions, str(self.candidate_id), c.who)
@@ -229,6 +232,10 @@ class Candidate:
     reviewed_at: datetime | None = strawberry.field(description="When it was approved/rejected.")
     reviewed_by: str | None = strawberry.field(description="Who approved/rejected it.")
     review_reason: str | None = strawberry.field(description="The reason given, if any.")
+    # Per-object state for the nested fields, not in the schema: on the reply to a write,
+    # whether the caller may read the candidate (see _nested); its origins, once loaded.
+    _reply: strawberry.Private[Literal["readable", "hidden"] | None] = None
+    _origins_loaded: strawberry.Private[list[records.Origin] | None] = None
 
     @classmethod
     def of(cls, c: records.Candidate) -> Candidate:
@@ -256,40 +263,40 @@ class Candidate:
             reviewed_at=None, reviewed_by=None, review_reason=None,
         )
         # A per-object mark read by the nested fields (see _nested).
-        cand._reply = "readable" if r.readable else "hidden"  # type: ignore[attr-defined]
+        cand._reply = "readable" if r.readable else "hidden"
         return cand
 
-    @strawberry.field(description="Where it was first observed (its oldest origin).")
+    @fields.field(description="Where it was first observed (its oldest origin).")
     async def origin(self, info: Info[Context, Any]) -> Origin | None:
         found = await _origins(info, self)
         return Origin.of(found[0]) if found else None
 
-    @strawberry.field(description="Every observation merged into it, oldest first.")
+    @fields.field(description="Every observation merged into it, oldest first.")
     async def origins(self, info: Info[Context, Any]) -> list[Origin]:
         return [Origin.of(o) for o in await _origins(info, self)]
 
-    @strawberry.field(description="Its audit trail, oldest first.")
+    @fields.field(description="Its audit trail, oldest first.")
     async def transitions(self, info: Info[Context, Any]) -> list[Transition]:
         service = info.context.service
-        found = await _nested(info, self, lambda who: service.transitions(str(self.id), who),
-                              empty=[])
+        found: list[records.Transition] = await _nested(
+            info, self, lambda who: service.transitions(str(self.id), who), empty=[])
         return [Transition.of(t) for t in found]
 
-    @strawberry.field(description="The memory it became, if approved (and not deleted).")
+    @fields.field(description="The memory it became, if approved (and not deleted).")
     async def memory(self, info: Info[Context, Any]) -> Memory | None:
         service = info.context.service
         found = await _nested(info, self, lambda who: service.memory_of(str(self.id), who),
                               empty=None)
         return Memory.of(found) if found is not None else None
 
-    @strawberry.field(description="The closest approved memories in its namespace: check for "
-                                  "duplicates and contradictions before approving.")
+    @fields.field(description="The closest approved memories in its namespace: check for "
+                              "duplicates and contradictions before approving.")
     async def related(
         self, info: Info[Context, Any],
         limit: Annotated[int, strawberry.argument(
             description=f"How many (1-{MAX_RECALL_LIMIT}).")] = 5,
     ) -> list[RecallHit]:
         service = info.context.service
-        found = await _nested(info, self, lambda who: service.related(str(self.id), who, limit),
-                              empty=[])
+        found: list[records.RecallHit] = await _nested(
+            info, self, lambda who: service.related(str(self.id), who, limit), empty=[])
         return [RecallHit.of(h) for h in found]
