@@ -33,10 +33,11 @@ from bench.common import (  # noqa: E402
 )
 from memvet.embeddings.chroma import make_chroma_client  # noqa: E402
 from memvet.embeddings.fusion import rrf_fusion  # noqa: E402
-from memvet.embeddings.index import ChromaMemoryIndex, RankingSettings  # noqa: E402
+from memvet.embeddings.index import ChromaMemoryIndex  # noqa: E402
 from memvet.embeddings.lexical import BM25Index, tokenize  # noqa: E402
 from memvet.embeddings.model import SentenceTransformerEmbedder  # noqa: E402
 from memvet.embeddings.onnx import OnnxEmbedder  # noqa: E402
+from memvet.embeddings.search import RankingSettings  # noqa: E402
 from memvet.memory.kinds import Kind  # noqa: E402
 from memvet.memory.ports import IndexedMemory  # noqa: E402
 

@@ -34,9 +34,10 @@ from bench.common import (  # noqa: E402
     table,
     write_result,
 )
-from memvet.embeddings.chroma import make_chroma_client  # noqa: E402
-from memvet.embeddings.index import ChromaMemoryIndex, HnswSettings, RankingSettings  # noqa: E402
+from memvet.embeddings.chroma import HnswSettings, make_chroma_client  # noqa: E402
+from memvet.embeddings.index import ChromaMemoryIndex  # noqa: E402
 from memvet.embeddings.onnx import OnnxEmbedder  # noqa: E402
+from memvet.embeddings.search import RankingSettings  # noqa: E402
 from memvet.memory.kinds import Kind  # noqa: E402
 from memvet.memory.ports import IndexedMemory  # noqa: E402
 

@@ -1,15 +1,24 @@
-"""Chroma plumbing: the client factory, namespace <-> collection names, an explicit-only EF."""
+"""Chroma plumbing: the client factory and what a memvet collection is.
+
+A namespace's collection is named by `collection_name` (reversible with `namespace_of`), built
+with `HnswSettings`, and stamped (`collection_metadata`) with the id and dimension of the model
+that made its vectors; `same_model` tells whether a collection may be used with an embedder
+(`EmbeddingModelMismatch` when not: models are never mixed). Chroma is always handed vectors;
+`ExplicitEmbeddingFunction` stands in for its default embedding function.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from memvet.memory.errors import InvalidNamespace
+from memvet.memory.errors import InvalidNamespace, MemvetError
 from memvet.memory.namespaces import Namespace
+from memvet.memory.ports import Embedder
 
 COLLECTION_PREFIX = "mv-"
 _SUFFIX = "-ns"
@@ -74,6 +83,53 @@ def namespace_of(name: str) -> str | None:
         return str(Namespace.parse(f"{_SCOPE_NAMES[scope]}:{''.join(out)}"))
     except InvalidNamespace:
         return None
+
+
+META_NAMESPACE = "memvet_namespace"
+META_MODEL = "memvet_model_id"
+META_DIMENSION = "memvet_dimension"
+
+
+class EmbeddingModelMismatch(MemvetError):
+    """A collection holds vectors of another embedding model than the one configured."""
+
+    code = "EMBEDDING_MODEL_MISMATCH"
+
+
+@dataclass(frozen=True)
+class HnswSettings:
+    """Chroma HNSW parameters, chosen by bench/recall_latency.py (recall@10 vs exact)."""
+
+    ef_search: int = 100
+    max_neighbors: int = 16
+    ef_construction: int = 100
+
+    def configuration(self) -> dict[str, Any]:
+        """The `configuration=` Chroma takes when it creates a collection."""
+        return {
+            "hnsw": {
+                "space": "cosine",
+                "ef_search": self.ef_search,
+                "max_neighbors": self.max_neighbors,
+                "ef_construction": self.ef_construction,
+            }
+        }
+
+
+def collection_metadata(namespace: str, embedder: Embedder) -> dict[str, Any]:
+    """What a new collection records: its namespace, and the model that makes its vectors."""
+    return {
+        META_NAMESPACE: namespace,
+        META_MODEL: embedder.model_id,
+        META_DIMENSION: int(embedder.dimension),
+    }
+
+
+def same_model(meta: Mapping[str, Any], embedder: Embedder) -> bool:
+    """Whether a collection with this metadata holds vectors of `embedder`'s model and size."""
+    if meta.get(META_MODEL) != embedder.model_id:
+        return False
+    return int(meta.get(META_DIMENSION, -1)) == int(embedder.dimension)
 
 
 try:  # chromadb is a hard dependency of this package; the guard keeps import errors readable

@@ -3,11 +3,11 @@
 Convex fusion of normalised scores, not reciprocal-rank fusion: RRF throws away how far ahead
 a match is (a BM25 hit on a rare exact name and a weak one count alike), and on LoCoMo it
 lands below BM25 alone. Here both scores are divided by the query's best (so 1.0 is "the best
-match there is" on each side), then `alpha * dense + (1 - alpha) * lexical`. The index
-computes the exact cosine for candidates only BM25 found, so every candidate has both parts;
-a memory with no BM25 match scores 0 lexically. Measured on LoCoMo (bench/locomo_recall.py):
-max-scaling with exact cosines is flat for alpha 0.4-0.7, while min-max scaling with a 0
-floor for missing cosines peaks narrowly and falls off fast.
+match there is" on each side), then `alpha * dense + (1 - alpha) * lexical`. Recall
+(`search.py`) computes the exact cosine for candidates only BM25 found, so every candidate has
+both parts; a memory with no BM25 match scores 0 lexically. Measured on LoCoMo
+(bench/locomo_recall.py): max-scaling with exact cosines is flat for alpha 0.4-0.7, while
+min-max scaling with a 0 floor for missing cosines peaks narrowly and falls off fast.
 """
 
 from __future__ import annotations

@@ -8,9 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memvet.embeddings.chroma import collection_name, make_chroma_client, namespace_of
+from memvet.embeddings.chroma import (
+    EmbeddingModelMismatch,
+    collection_name,
+    make_chroma_client,
+    namespace_of,
+)
 from memvet.embeddings.fake import FakeEmbedder
-from memvet.embeddings.index import ChromaMemoryIndex, EmbeddingModelMismatch, RankingSettings
+from memvet.embeddings.index import ChromaMemoryIndex
+from memvet.embeddings.search import RankingSettings
 from memvet.memory.errors import InvalidNamespace
 from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind
 from memvet.memory.ports import IndexedMemory, MemoryIndex, index_hash

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from equivalence_pairs import RELATED, SAME
 
-from memvet.embeddings.chroma import make_chroma_client
+from memvet.embeddings.chroma import EmbeddingModelMismatch, make_chroma_client
 from memvet.embeddings.equivalence import (
     DEFAULT_EQUIVALENCE_THRESHOLD,
     EmbeddingCandidateMatcher,
     numbers_of,
 )
-from memvet.embeddings.index import ChromaMemoryIndex, EmbeddingModelMismatch
+from memvet.embeddings.index import ChromaMemoryIndex
 from memvet.embeddings.model import (
     DIMENSION,
     MODEL_ID,

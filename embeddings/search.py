@@ -1,0 +1,203 @@
+"""The recall strategy across namespaces: dense and lexical candidates, fused, kind-weighted.
+
+For each partition searched:
+- dense candidates: an exact scan of its in-memory vectors (`Mirror`) when it is small; else
+  Chroma's HNSW, or, under a kind filter, an exact scan of that kind's vectors when the filter
+  is narrow and an over-fetch from HNSW kept to the kinds when it is broad (Chroma's `where`
+  would make HNSW walk the whole graph);
+- lexical candidates: BM25 (`lexical.BM25Index`), each given its exact cosine, so every
+  candidate has both parts.
+Then all namespaces' candidates are fused together (`fusion.convex_fusion`), multiplied by their
+kind's weight, and the top `limit` become `SearchHit`s.
+
+Partitions held in memory are searched inline (a few numpy calls); those on HNSW wait on Chroma,
+so several of them are searched concurrently in a small thread pool.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from memvet.embeddings.fusion import convex_fusion
+from memvet.embeddings.lexical import tokenize
+from memvet.embeddings.mirror import KIND_CODES
+from memvet.embeddings.partitions import Doc, Partition
+from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind
+from memvet.memory.ports import SearchHit
+
+Candidates = list[tuple[str, float]]  # (memory_id, score) from one partition
+
+
+@dataclass(frozen=True)
+class RankingSettings:
+    """How recall fuses its two halves; defaults from bench/locomo_recall.py."""
+
+    alpha: float = 0.5  # weight of cosine / max cosine; 1 - alpha for BM25 / max BM25
+    dense_candidates: int = 50  # HNSW neighbours fetched per namespace before fusion
+    lexical_candidates: int = 50  # BM25 matches taken per namespace before fusion
+    mirror_max: int = 20_000  # namespaces up to this size keep their vectors in memory: exact scan
+    exact_kind_max: int = 5000  # a kind filter selecting at most this many vectors: exact scan
+    exact_kind_fraction: float = 0.2  # ... or at most this share of the namespace
+
+
+def kind_weight_table(kind_weights: Mapping[Kind, float] | None) -> Mapping[Kind, float]:
+    """The weights recall applies: the core's defaults, overridden by what the caller handed."""
+    return {**DEFAULT_KIND_WEIGHTS, **kind_weights} if kind_weights else DEFAULT_KIND_WEIGHTS
+
+
+class HybridSearch:
+    """Searches partitions for one query vector and text; owns the pool HNSW searches run in."""
+
+    def __init__(self, ranking: RankingSettings, *, lexical: bool, max_workers: int) -> None:
+        self.ranking = ranking
+        self.lexical = lexical
+        self._max_workers = max_workers
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def search(
+        self,
+        parts: Sequence[Partition],
+        query: str,
+        qvec: np.ndarray,
+        *,
+        kinds: frozenset[Kind] | None,
+        limit: int,
+        kind_weights: Mapping[Kind, float] | None,
+    ) -> list[SearchHit]:
+        """Top `limit` memories of these (distinct, non-empty) partitions, fused, kind-weighted."""
+        weights = kind_weight_table(kind_weights)
+        qtokens = tokenize(query) if self.lexical else []
+
+        def per_part(candidates: int) -> int:
+            # the fused top `limit` over many namespaces needs fewer candidates from each
+            return max(limit, candidates // len(parts), 2 * limit if len(parts) > 1 else 0)
+
+        def one(part: Partition) -> tuple[Partition, Candidates, Candidates]:
+            dense_hits = self._dense(part, qvec, kinds, per_part(self.ranking.dense_candidates))
+            lexical_hits = self._lexical(
+                part, qtokens, kinds, per_part(self.ranking.lexical_candidates)
+            )
+            seen = {i for i, _ in dense_hits}
+            missing = [i for i, _ in lexical_hits if i not in seen]
+            if missing:  # give lexical-only candidates their exact cosine
+                dense_hits = dense_hits + part.cosines(qvec, missing)
+            return part, dense_hits, lexical_hits
+
+        # in-memory partitions are a few numpy calls: threads would only add overhead; the
+        # ones on HNSW wait on Chroma, so they go to the pool and run concurrently
+        remote = [p for p in parts if p.mirror is None]
+        futures = [self._executor().submit(one, p) for p in remote] if len(remote) > 1 else []
+        results = [one(p) for p in parts if p.mirror is not None or len(remote) == 1]
+        results += [f.result() for f in futures]
+
+        dense: dict[tuple[str, str], float] = {}
+        lexical: dict[tuple[str, str], float] = {}
+        for part, d_hits, l_hits in results:
+            dense.update(((part.namespace, i), s) for i, s in d_hits)
+            lexical.update(((part.namespace, i), s) for i, s in l_hits)
+        fused = convex_fusion(dense, lexical, alpha=self.ranking.alpha if lexical else 1.0)
+        by_ns = {p.namespace: p for p in parts}
+        scored: list[tuple[float, float, str, str, Doc, float, float]] = []
+        for (ns, memory_id), f in fused.items():
+            doc = by_ns[ns].docs.get(memory_id)
+            if doc is None:  # removed while we searched
+                continue
+            w = float(weights.get(doc.kind, 1.0))
+            d = dense.get((ns, memory_id), 0.0)
+            scored.append((f * w, d, ns, memory_id, doc, f, w))
+        # only the winners become SearchHits: with many namespaces there are thousands of
+        # candidates and building an object for each costs more than the search itself
+        top = heapq.nsmallest(limit, scored, key=lambda t: (-t[0], -t[1], t[2], t[3]))
+        return [
+            SearchHit(
+                memory_id=memory_id,
+                namespace=ns,
+                kind=doc.kind,
+                content=doc.content,
+                score=score,
+                dense=dense.get((ns, memory_id)),
+                lexical=lexical.get((ns, memory_id)),
+                fused=f,
+                kind_weight=w,
+            )
+            for score, _, ns, memory_id, doc, f, w in top
+        ]
+
+    def close(self) -> None:
+        """Stop the worker threads."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(
+                        max_workers=self._max_workers, thread_name_prefix="memvet-recall"
+                    )
+        return self._pool
+
+    def _lexical(
+        self, part: Partition, tokens: list[str], kinds: frozenset[Kind] | None, n: int
+    ) -> Candidates:
+        if not tokens:
+            return []
+        groups = {KIND_CODES[k] for k in kinds} if kinds is not None else None
+        hits = part.bm25.search(tokens, limit=n, groups=groups)
+        return [(h.doc_id, h.score) for h in hits]
+
+    def _dense(
+        self, part: Partition, qvec: np.ndarray, kinds: frozenset[Kind] | None, n: int
+    ) -> Candidates:
+        with part.lock:  # a concurrent upsert may grow or reorder the rows
+            if part.mirror is not None:
+                return part.mirror.search(qvec, n, kinds)
+        total = len(part.docs)
+        if kinds is None:
+            return part.nearest(qvec, min(n, total))
+        selected = sum(part.kind_counts[k] for k in kinds)
+        if selected == 0:
+            return []
+        want = min(n, selected)
+        if (
+            selected <= self.ranking.exact_kind_max
+            or selected <= total * self.ranking.exact_kind_fraction
+        ):
+            return _exact(part, qvec, kinds, want)
+        # a broad filter: over-fetch from HNSW and keep the selected kinds (no Chroma `where`)
+        fetch = min(total, math.ceil(want * total / selected * 1.5) + 10)
+        kept = [
+            (i, s)
+            for i, s in part.nearest(qvec, fetch)
+            if (d := part.docs.get(i)) and d.kind in kinds
+        ]
+        if len(kept) >= want:
+            return kept[:want]
+        return _exact(part, qvec, kinds, want)
+
+
+def _exact(part: Partition, qvec: np.ndarray, kinds: Iterable[Kind], n: int) -> Candidates:
+    """The `n` most similar vectors of these kinds, by a scan of each kind's vectors."""
+    scored: Candidates = []
+    for kind in kinds:
+        ids, matrix = part.kind_vectors(kind)
+        if not ids:
+            continue
+        sims = matrix @ qvec
+        top = (
+            np.argpartition(-sims, min(n, len(ids)) - 1)[:n]
+            if len(ids) > n
+            else np.arange(len(ids))
+        )
+        scored.extend((ids[j], float(sims[j])) for j in top)
+    scored.sort(key=lambda t: -t[1])
+    return scored[:n]
