@@ -2,6 +2,7 @@
 import { gql, setToken, setUnauthorizedHandler, LiveClient, ApiError } from './js/gql.js';
 import * as Q from './js/queries.js';
 import { $, $$, announce, isTyping } from './js/dom.js';
+import { QueueCounts } from './js/counts.js';
 import { PendingView } from './js/pending.js';
 import { ApprovedView } from './js/approved.js';
 import { AdvancedView } from './js/advanced.js';
@@ -26,21 +27,19 @@ const app = {
     chip.textContent = name ? `persona: ${name}` : '';
     chip.hidden = !name;
   },
-  async refreshStats() {
-    try {
-      const data = await gql(Q.STATS);
-      app.setCount('pending', data.queueStats.pending);
-      app.setCount('approved', data.queueStats.memories);
-      app.views.pending.setStats(data.queueStats);
-    } catch { /* a transient failure; the next event refreshes again */ }
-  },
 };
 
-let statsTimer = null;
-app.scheduleStats = () => {
-  clearTimeout(statsTimer);
-  statsTimer = setTimeout(() => app.refreshStats(), 250);
-};
+// The tab counts and the namespace chips: adjusted by every live event, read again once
+// events pause and after our own actions (js/counts.js).
+app.counts = new QueueCounts({
+  load: () => gql(Q.STATS).then((data) => data.queueStats),
+  onChange: (counts) => {
+    app.setCount('pending', counts.pending);
+    app.setCount('approved', counts.memories);
+    app.views.pending?.renderChips();
+  },
+});
+app.scheduleStats = () => app.counts.schedule();
 
 function readStoredToken() {
   try {
@@ -107,6 +106,8 @@ function describeSigninError(err) {
 }
 
 async function signIn(token, remember) {
+  app.counts.reset();
+  const since = app.counts.mark();
   const data = await gql(Q.WHOAMI, {}, { token });
   if (String(data.viewer.role).toUpperCase() === 'AGENT') throw new ApiError('agent', 'FORBIDDEN');
   app.viewer = data.viewer;
@@ -117,8 +118,7 @@ async function signIn(token, remember) {
   const who = $('#viewer-chip');
   who.textContent = `${String(data.viewer.role).toLowerCase()} · ${data.viewer.name}`;
   who.title = data.viewer.namespaces ? `Limited to: ${data.viewer.namespaces.join(', ')}` : 'All namespaces';
-  app.setCount('pending', data.queueStats.pending);
-  app.setCount('approved', data.queueStats.memories);
+  app.counts.set(data.queueStats, since);
   startSession();
 }
 
@@ -168,8 +168,8 @@ function startLive() {
     next: (data) => {
       const ev = data && data.reviewEvents;
       if (!ev) return;
+      app.counts.apply(ev);
       for (const view of Object.values(app.views)) view.onEvent?.(ev);
-      app.scheduleStats();
     },
     error: () => setConn('denied'),
   });

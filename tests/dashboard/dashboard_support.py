@@ -225,6 +225,14 @@ def sign_in(page: Any, server: Server, role: str = "reviewer", *,
         page.wait_for_timeout(400)
 
 
+def focus_namespace(page: Any, namespace: str) -> None:
+    """Narrow the queue to one namespace (the shared server holds other tests' candidates)."""
+    page.select_option("#f-namespace", namespace)
+    page.wait_for_function(
+        "ns => [...document.querySelectorAll('li.cand .ns')].every(e => e.textContent === ns)",
+        arg=namespace)
+
+
 def row(page: Any, text: str) -> Any:
     """The pending-queue row whose content is exactly `text`."""
     return page.locator("li.cand").filter(

@@ -7,17 +7,9 @@ import re
 from typing import Any
 
 import pytest
-from dashboard_support import Server, eventually, row, screenshot, sign_in
+from dashboard_support import Server, eventually, focus_namespace, row, screenshot, sign_in
 
 pytestmark = pytest.mark.slow
-
-
-def focus_namespace(page: Any, namespace: str) -> None:
-    """Narrow the queue to one namespace (the shared server holds other tests' candidates)."""
-    page.select_option("#f-namespace", namespace)
-    page.wait_for_function(
-        "ns => [...document.querySelectorAll('li.cand .ns')].every(e => e.textContent === ns)",
-        arg=namespace)
 
 
 def test_a_candidate_from_another_client_appears_live(page: Any, dashboard_server: Server) -> None:

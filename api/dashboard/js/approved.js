@@ -3,9 +3,7 @@
 import { gql, unwrap } from './gql.js';
 import * as Q from './queries.js';
 import { h, KINDS, lower, kindBadge, relTime, timeEl, announce, confirmDialog, nextId } from './dom.js';
-import { historyList, staleNote } from './pending.js';
-
-const snippet = (s, n = 70) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+import { historyList, snippet, staleNote } from './render.js';
 
 export class ApprovedView {
   constructor(root, app) {
@@ -60,11 +58,11 @@ export class ApprovedView {
   async refresh() {
     if (this.editing) { this.stale = true; return; }
     this.body.setAttribute('aria-busy', 'true');
+    const since = this.app.counts.mark();
     try {
       const data = await gql(Q.MEMORY_GROUPS);
       this.groups = data.memoryGroups || [];
-      this.app.setCount('approved', data.queueStats.memories);
-      this.app.setCount('pending', data.queueStats.pending);
+      this.app.counts.set(data.queueStats, since);
       this.stale = false;
       this.loaded = true;
       const current = this.scope.value;
