@@ -1,10 +1,18 @@
 """Read Claude Code's JSONL transcript: the last exchange, and what came since the last compaction.
 
 A transcript line is one entry: `{"type": "user"|"assistant", "message": {"role", "content"},
-"uuid", ...}` where content is a string or blocks (`text`, `tool_use`, `tool_result`,
-`thinking`, ...); `{"type": "summary", ...}`; `{"type": "system", "subtype":
-"compact_boundary", ...}`. Only what people and the model said in words is kept: tool calls,
-tool results, thinking, meta entries and local command echoes are left out.
+"uuid", "parentUuid", "isSidechain", ...}` where content is a string or blocks (`text`,
+`tool_use`, `tool_result`, `thinking`, ...). Other lines: `{"type": "system", "subtype":
+"compact_boundary", "parentUuid": null, "logicalParentUuid": ...}` where a compaction cut the
+context; `{"type": "summary", "leafUuid"}` (a session's title, not a boundary); bookkeeping
+such as `file-history-snapshot` and `progress`.
+
+The file is a tree, not a list: rewinding a conversation starts a new branch from an earlier
+entry and leaves the abandoned one in the file, and Claude Code before 2.1 also wrote a
+subagent's entries (`isSidechain: true`) into the main file. What the user sees is the chain
+of `parentUuid` links from the newest main-chain entry back to the root, so that is what is
+read. Only what people and the model said in words is kept: tool calls, tool results,
+thinking, meta entries and local command echoes are left out.
 """
 
 from __future__ import annotations
@@ -82,8 +90,32 @@ def said(entry: dict[str, Any]) -> Said | None:
 
 
 def is_boundary(entry: dict[str, Any]) -> bool:
-    return entry.get("type") == "summary" or (
-        entry.get("type") == "system" and entry.get("subtype") == "compact_boundary")
+    """A compaction's mark. (A `summary` line is a session title, written anywhere.)"""
+    return entry.get("type") == "system" and entry.get("subtype") == "compact_boundary"
+
+
+def active_branch(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries on the path from the newest main-chain entry back to the root, in order.
+
+    A compact boundary has no `parentUuid` but names what came before it in
+    `logicalParentUuid`, so the path runs through compactions. Transcripts without the links
+    (hand-written, or cut by a tail read before the first linked entry) keep the file order.
+    """
+    main = [e for e in entries if not e.get("isSidechain")]
+    linked = [e for e in main if isinstance(e.get("uuid"), str)]
+    if not linked or "parentUuid" not in linked[-1]:
+        return main
+    by_uuid = {e["uuid"]: e for e in linked}
+    path: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    entry: dict[str, Any] | None = linked[-1]
+    while entry is not None and entry["uuid"] not in seen:
+        seen.add(entry["uuid"])
+        path.append(entry)
+        parent = entry.get("parentUuid") or entry.get("logicalParentUuid")
+        entry = by_uuid.get(parent) if isinstance(parent, str) else None
+    path.reverse()
+    return path
 
 
 def conversation(entries: Iterable[dict[str, Any]]) -> list[Said]:
@@ -108,7 +140,7 @@ def last_exchange(entries: list[dict[str, Any]], last_assistant: str | None = No
     `last_assistant` (the Stop hook's `last_assistant_message`) wins over the transcript,
     which may not have the final message written yet.
     """
-    words = conversation(entries)
+    words = conversation(active_branch(entries))
     user_at = max((i for i, s in enumerate(words) if s.role == "user"), default=None)
     user = words[user_at] if user_at is not None else None
     answer: Said | None = None
@@ -127,8 +159,9 @@ def last_exchange(entries: list[dict[str, Any]], last_assistant: str | None = No
 
 def since_compaction(entries: list[dict[str, Any]]) -> tuple[list[Said], str]:
     """The words after the last compaction boundary, and a stable id for that stretch."""
-    last = max((i for i, e in enumerate(entries) if is_boundary(e)), default=-1)
-    stretch = entries[last + 1:]
+    branch = active_branch(entries)
+    last = max((i for i, e in enumerate(branch) if is_boundary(e)), default=-1)
+    stretch = branch[last + 1:]
     words = [Said(s.role, clip(s.text), s.uuid) for s in conversation(stretch)]
     uuids = [e.get("uuid") for e in stretch if isinstance(e.get("uuid"), str)]
     if uuids:

@@ -141,3 +141,79 @@ def test_raw_http_response_parsing() -> None:
     assert _host_port("[::1]:9") == ("::1", 9) and _host_port("example.org") == ("example.org", 80)
     with pytest.raises(ValueError):
         _parse_response(b"garbage")
+
+
+# ---------------------------------------------------------------------- transcript layouts
+def _texts(words: list[transcript.Said]) -> str:
+    return "\n".join(w.text for w in words)
+
+
+def test_2_1_layout_follows_the_chain_past_a_rewind_and_cuts_at_the_compact_boundary() -> None:
+    entries = transcript.read_entries(DATA / "session_2_1.jsonl")
+    exchange, turn_id = transcript.last_exchange(entries)
+    assert [m.text for m in exchange] == [
+        "Use pnpm for everything in this repo, never npm or yarn.",
+        "I'll switch the scripts and the lockfile to pnpm.\n\nDone: pnpm-lock.yaml replaces "
+        "package-lock.json, and the README says pnpm."]
+    assert turn_id.startswith("c0000000-0000-4000-8000-000000000017:")
+    words, span_id = transcript.since_compaction(entries)
+    text = _texts(words)
+    assert [w.role for w in words] == ["user", "assistant", "user", "assistant"]
+    assert "Argo CD" in text and "pnpm-lock.yaml" in text
+    assert "Switched the repo to yarn" not in text and "move the whole repo" not in text  # rewound
+    assert "Postgres" not in text  # before the compaction, and in its summary
+    assert span_id.startswith("compact:c0000000-0000-4000-8000-000000000009:")
+
+
+def test_a_summary_line_is_a_title_not_a_compaction() -> None:
+    entries = transcript.read_entries(DATA / "session_2_1.jsonl")
+    assert entries[-1]["type"] == "summary"
+    assert not transcript.is_boundary(entries[-1])
+    words, _ = transcript.since_compaction(entries)
+    assert words  # a summary written after the last message cuts nothing off
+    first = transcript.read_entries(DATA / "session_2_0.jsonl")
+    assert first[0]["type"] == first[1]["type"] == "summary"
+    assert [w.role for w in transcript.since_compaction(first)[0]] == ["user", "assistant"]
+
+
+def test_2_0_layout_leaves_the_subagents_sidechain_out() -> None:
+    entries = transcript.read_entries(DATA / "session_2_0.jsonl")
+    assert any(e.get("isSidechain") for e in entries)
+    exchange, turn_id = transcript.last_exchange(entries)
+    assert exchange[0].text.startswith("From now on we always cut releases from the main branch")
+    assert turn_id.startswith("d0000000-0000-4000-8000-000000000001:")
+    text = _texts(exchange) + _texts(transcript.since_compaction(entries)[0])
+    assert "Answer with the job names only" not in text  # the Task prompt, the subagent's
+    assert "test` and `e2e` jobs of ci.yml" not in text  # the subagent's own answer
+    assert "RELEASING.md now says releases are cut from main" in text
+
+
+def test_a_compaction_mid_turn_keeps_the_prompt_it_answers() -> None:
+    def entry(uuid: str, parent: str | None, kind: str, text: str, **extra: object
+              ) -> dict[str, object]:
+        return {"uuid": uuid, "parentUuid": parent, "isSidechain": False, "type": kind,
+                "message": {"role": kind, "content": [{"type": "text", "text": text}]},
+                **extra}
+
+    entries = [
+        entry("u1", None, "user", "Rename the orders table to purchases everywhere."),
+        entry("a1", "u1", "assistant", "Renaming the table in the models first."),
+        {"uuid": "b1", "parentUuid": None, "logicalParentUuid": "a1", "isSidechain": False,
+         "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"},
+        entry("s1", "b1", "user", "This session is being continued...", isCompactSummary=True),
+        entry("a2", "s1", "assistant", "Done: the table is now purchases."),
+    ]
+    exchange, turn_id = transcript.last_exchange(entries)
+    assert [m.role for m in exchange] == ["user", "assistant"]
+    assert exchange[0].text == "Rename the orders table to purchases everywhere."
+    assert exchange[1].text.endswith("Done: the table is now purchases.")
+    assert turn_id.startswith("u1:")
+    words, _ = transcript.since_compaction(entries)
+    assert [w.text for w in words] == ["Done: the table is now purchases."]
+
+
+def test_entries_without_links_keep_the_file_order() -> None:
+    entries = [{"type": "user", "uuid": "x1", "message": {"role": "user", "content": "One"}},
+               {"type": "assistant", "uuid": "x2",
+                "message": {"role": "assistant", "content": "Two"}}]
+    assert [e["uuid"] for e in transcript.active_branch(entries)] == ["x1", "x2"]
