@@ -1,7 +1,8 @@
 """`memvet hook claude-code`: Claude Code's hook events, read as JSON on stdin.
 
 - SessionStart: print the approved memories worth knowing for this workspace and persona
-  (decisions and postmortems first) as `hookSpecificOutput.additionalContext`.
+  (decisions and postmortems first) as `hookSpecificOutput.additionalContext`, when the
+  context starts empty (`source` startup, clear or compact); a resumed session has it already.
 - Stop: hand the last exchange to the server as a turn (extraction runs there); print nothing.
 - PreCompact: hand everything since the previous compaction in as a compaction pass.
 
@@ -96,6 +97,8 @@ def main(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None,
 # ---------------------------------------------------------------------- SessionStart
 def session_start(payload: dict[str, Any], client: Client, remaining: Deadline
                   ) -> dict[str, Any] | None:
+    if payload.get("source") == "resume":  # the resumed transcript holds the briefing already
+        return None
     workspace = find_workspace(payload.get("cwd") or os.getcwd())
     who = persona()
     data = client.execute(BRIEFING_QUERY, {"workspace": workspace, "persona": who,
