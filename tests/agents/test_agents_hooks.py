@@ -99,6 +99,40 @@ def test_precompact_submits_only_what_came_after_the_last_compaction(
     assert "migration" in text and "flaky" not in text and "Summary:" not in text
 
 
+def test_stop_on_a_2_0_transcript_submits_the_users_prompt_not_the_subagents(
+        server: Server, tmp_path: Path, hook_log: Path) -> None:
+    repo = make_repo(tmp_path, "release-docs")
+    payload = _stop("sess-2-0", repo, DATA / "session_2_0.jsonl")
+    run = run_hook(payload, server.env(MEMVET_HOOK_LOG=str(hook_log)))
+    assert (run.returncode, run.stdout) == (0, "")
+    assert not hook_log.exists(), hook_log.read_text()
+    cands = server.candidates("PENDING", "workspace:release-docs")
+    assert cands
+    [origin] = cands[0]["origins"]
+    assert origin["turnId"].startswith("d0000000-0000-4000-8000-000000000001:")
+    messages = origin["turn"]["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[0]["content"].startswith("From now on we always cut releases")
+    assert "Answer with the job names only" not in json.dumps(messages)
+
+
+def test_precompact_on_a_2_1_transcript_sends_only_the_live_branch_since_compaction(
+        server: Server, tmp_path: Path, hook_log: Path) -> None:
+    repo = make_repo(tmp_path, "argo")
+    payload = {"hook_event_name": "PreCompact", "session_id": "sess-2-1", "cwd": str(repo),
+               "transcript_path": str(DATA / "session_2_1.jsonl"), "trigger": "manual",
+               "custom_instructions": ""}
+    run = run_hook(payload, server.env(MEMVET_HOOK_LOG=str(hook_log)))
+    assert (run.returncode, run.stdout) == (0, "")
+    assert not hook_log.exists(), hook_log.read_text()
+    cands = server.candidates("PENDING", "workspace:argo")
+    assert cands and all(c["source"] == "COMPACTION" for c in cands)
+    text = json.dumps(cands[0]["origins"][0]["turn"]["messages"])
+    assert "Argo CD" in text and "pnpm" in text
+    assert "Switched the repo to yarn" not in text and "Postgres" not in text
+    assert not any("yarn.lock" in c["content"] or "Postgres" in c["content"] for c in cands)
+
+
 def test_session_start_prints_approved_memories_for_the_workspace_and_persona(
         server: Server, tmp_path: Path, hook_log: Path) -> None:
     server.add_approved("Payments go through Stripe, never a second processor", "decision",
@@ -140,6 +174,23 @@ def test_session_start_uses_the_server_persona_and_prints_nothing_when_empty(
     scoped = server.create_token("agent", ["workspace:fresh-project"])
     empty = run_hook(payload, server.env(scoped, MEMVET_HOOK_LOG=str(hook_log)))
     assert (empty.returncode, empty.stdout) == (0, "")  # nothing it may read: say nothing
+
+
+def test_session_start_briefs_a_fresh_context_but_not_a_resumed_one(
+        server: Server, tmp_path: Path) -> None:
+    server.add_approved("Every migration ships with a down step", "pattern",
+                        "workspace:sources")
+    log = tmp_path / "hook.log"
+    repo = make_repo(tmp_path, "sources")
+    for source in ("startup", "clear", "compact", "resume"):
+        payload = {"hook_event_name": "SessionStart", "session_id": "s", "source": source,
+                   "cwd": str(repo), "transcript_path": str(tmp_path / "t.jsonl")}
+        run = run_hook(payload, server.env(MEMVET_HOOK_LOG=str(log)))
+        assert run.returncode == 0, run.stderr
+        if source == "resume":  # the resumed transcript still holds the first briefing
+            assert run.stdout == "" and not log.exists()
+        else:
+            assert "Every migration ships with a down step" in run.context(), source
 
 
 def test_session_start_stays_under_10k_characters(server: Server, tmp_path: Path) -> None:
