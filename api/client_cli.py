@@ -85,11 +85,12 @@ def cmd_remember(args: argparse.Namespace) -> int:
         return 0
     status = str(cand.get("status", "")).lower()
     seen = cand.get("observations")
-    note = ("queued for human review; it is not recallable until approved"
-            if status == "pending" else f"status {status}")
-    again = f", seen {seen} times (merged with an equivalent one)" if (seen or 1) > 1 else ""
+    again = (f" (seen {seen} times: it merged with an equivalent one)"
+             if isinstance(seen, int) and seen > 1 else "")
+    note = (f"queued for human review{again}; it is not recallable until approved"
+            if status == "pending" else f"status {status}{again}")
     print(f"candidate {cand.get('id')} [{str(cand.get('kind', '')).lower()}] "
-          f"{cand.get('namespace')}: {note}{again}")
+          f"{cand.get('namespace')}: {note}")
     return 0
 
 

@@ -8,6 +8,7 @@ parse, call one MemoryService method in a worker thread, format the result for a
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
@@ -80,7 +81,8 @@ class McpEndpoint:
         self._runtime: Runtime | None = None
         self._manager: StreamableHTTPSessionManager | None = None
         self.server: MCPServer[Any] = MCPServer(
-            name="memvet", instructions=INSTRUCTIONS, log_level="WARNING"
+            name="memvet", version=importlib.metadata.version("memvet"),
+            instructions=INSTRUCTIONS, log_level="WARNING"
         )
         self.server.add_tool(self._remember, name="remember", title="Remember (pending review)",
                              description=REMEMBER_DESCRIPTION, structured_output=False)
@@ -231,7 +233,11 @@ def format_submit(result: SubmitResult) -> str:
     return (f"Candidate {r.candidate_id} ({r.kind.value}, {r.namespace}): "
             f"{_OUTCOME_TEXT.get(r.outcome, r.outcome.value)}; "
             f"merged: {'yes' if r.outcome is not Outcome.CREATED else 'no'}; "
-            f"you proposed it {r.observations}x; {state}.")
+            f"you have proposed it {_times(r.observations)}; {state}.")
+
+
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
 def format_hits(hits: list[RecallHit]) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import anyio
 import httpx
 import pytest
@@ -52,7 +54,7 @@ def test_remember_makes_a_pending_explicit_candidate(server: Server) -> None:
                                                     "namespace": "workspace:desk"})
         assert not first.is_error and not again.is_error
         assert "awaits human review" in text_of(first) and "merged: no" in text_of(first)
-        assert "merged: yes" in text_of(again) and "you proposed it 2x" in text_of(again)
+        assert "merged: yes" in text_of(again) and "you have proposed it twice" in text_of(again)
         assert text_of(recalled) == "No approved memories match."  # pending is never recalled
         [cand] = server.candidates("PENDING", "workspace:desk")
         assert cand["id"] in text_of(first)
@@ -129,6 +131,18 @@ def test_missing_or_wrong_token_is_401(server: Server) -> None:
     ok = httpx.post(f"{server.url}/mcp/", json=init, trust_env=False, timeout=30,
                     headers={**headers, "Authorization": f"Bearer {server.tokens['agent']}"})
     assert ok.status_code == 200, ok.text
+
+
+def test_server_info_names_memvet_and_its_version(server: Server) -> None:
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}
+    r = httpx.post(f"{server.url}/mcp/", json=init, trust_env=False, timeout=30,
+                   headers={"Accept": "application/json, text/event-stream",
+                            "Authorization": f"Bearer {server.tokens['agent']}"})
+    info = r.json()["result"]["serverInfo"]
+    assert info["name"] == "memvet"
+    assert info["version"] == importlib.metadata.version("memvet")
 
 
 def test_agent_token_cannot_approve_through_graphql(server: Server) -> None:
