@@ -54,12 +54,14 @@ def register(sub: Any) -> None:
                            help="this repository: .claude/settings.json and .mcp.json "
                                 "(the default)")
         scope.add_argument("--user", dest="scope", action="store_const", const="user",
-                           help="every project: ~/.claude/settings.json and ~/.claude.json")
+                           help="every project: ~/.claude/settings.json and ~/.claude.json "
+                                "(in $CLAUDE_CONFIG_DIR when that is set)")
         p.add_argument("--dry-run", action="store_true",
                        help="print the changes as a unified diff and write nothing")
         if name == "install":
-            p.add_argument("--url", help="the server's URL for the MCP entry "
-                                         "(default: MEMVET_URL or http://127.0.0.1:8765)")
+            p.add_argument("--url", help="the server's URL, written into the hooks and the "
+                                         "MCP entry (default: MEMVET_URL or "
+                                         "http://127.0.0.1:8765)")
         p.set_defaults(run=cmd_install if name == "install" else cmd_uninstall, scope="project")
 
     p = sub.add_parser("mcp", help="serve MCP over stdio, relayed to a running server's /mcp",
@@ -125,12 +127,13 @@ def cmd_hook(args: argparse.Namespace) -> int:
 def _changes(args: argparse.Namespace, install: bool) -> int:
     from memvet.api import install as inst
 
+    url = ""
     try:
         where = inst.target(args.scope)
         if install:
             from memvet.api.client import DEFAULT_URL
 
-            url = args.url or os.environ.get("MEMVET_URL") or DEFAULT_URL
+            url = (args.url or os.environ.get("MEMVET_URL") or DEFAULT_URL).rstrip("/")
             changes = inst.install_changes(where, url=url)
         else:
             changes = inst.uninstall_changes(where)
@@ -149,9 +152,15 @@ def _changes(args: argparse.Namespace, install: bool) -> int:
         print(f"{verb} {change.path}")
     if not changed:
         print("already " + ("installed" if install else "uninstalled") + "; nothing changed")
-    if install and not os.environ.get("MEMVET_TOKEN"):
-        print("next: export MEMVET_TOKEN=<a token from `memvet token create --role agent`> "
-              "in the shell that starts Claude Code", file=sys.stderr)
+    if install:
+        # The URL is in the hook commands and the MCP entry; the token is never written, so
+        # it is the one variable Claude Code's environment still needs.
+        where_from = ("it is set in this shell; keep it set wherever you start Claude Code"
+                      if os.environ.get("MEMVET_TOKEN") else
+                      "export MEMVET_TOKEN=<a token from `memvet token create --role agent`> "
+                      "in the shell that starts Claude Code")
+        print(f"next: Claude Code needs MEMVET_TOKEN ({where_from}); the server's URL, "
+              f"{url}, is written into the settings", file=sys.stderr)
     return 0
 
 

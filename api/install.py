@@ -3,10 +3,18 @@ settings, merged with what is there, idempotently, and take out exactly that aga
 
     --project   hooks → <repo>/.claude/settings.json   MCP → <repo>/.mcp.json
     --user      hooks → ~/.claude/settings.json        MCP → ~/.claude.json (mcpServers)
+                with CLAUDE_CONFIG_DIR set, both live in that folder, as Claude Code keeps them
 
 Our entries are recognised by shape, not by a marker key (Claude Code validates its settings):
-a hook whose command runs `memvet hook claude-code`, and the `memvet` MCP server entry whose
-Authorization header reads `${MEMVET_TOKEN}` (the token itself is never written to disk).
+a hook whose command runs `memvet hook claude-code` (after `MEMVET_URL=<url>`), and the
+`memvet` MCP server entry whose Authorization header reads `${MEMVET_TOKEN}` (the token itself
+is never written to disk).
+
+The server's URL goes into the hook command itself (`MEMVET_URL=<url> memvet hook claude-code`):
+Claude Code runs a hook command through a shell, so the assignment reaches the hook whatever
+environment Claude Code was started from. The settings' `env` block would be the other place,
+but it is not applied to hooks in every mode (the IDE extensions' stream-json mode skips it),
+and a user's own `env.MEMVET_URL` could not be told apart from ours on uninstall.
 """
 
 from __future__ import annotations
@@ -14,17 +22,20 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 HOOK_EVENTS = ("SessionStart", "Stop", "PreCompact")
 HOOK_ARGS = ("hook", "claude-code")
+URL_VARIABLE = "MEMVET_URL"
+_ASSIGNMENT = re.compile(r"MEMVET_[A-Z_]+=.*", re.DOTALL)
 HOOK_TIMEOUT_S = 5
 SERVER_NAME = "memvet"
 TOKEN_HEADER = "Bearer ${MEMVET_TOKEN}"
@@ -50,31 +61,49 @@ def project_root(start: Path) -> Path:
     return start
 
 
-def target(scope: str, *, cwd: Path | None = None, home: Path | None = None) -> Target:
+def target(scope: str, *, cwd: Path | None = None, home: Path | None = None,
+           environ: Mapping[str, str] | None = None) -> Target:
+    """Where the entries go. For `user`: Claude Code's config folder (CLAUDE_CONFIG_DIR, else
+    ~/.claude) holds settings.json; its state file is `<folder>/.config.json` where that old
+    name exists, else `.claude.json` in CLAUDE_CONFIG_DIR (or in the home folder)."""
     if scope == "user":
         home = home or Path.home()
-        return Target(home / ".claude" / "settings.json", home / ".claude.json", True)
+        configured = (os.environ if environ is None else environ).get("CLAUDE_CONFIG_DIR")
+        custom = Path(configured).expanduser() if configured else None
+        folder = custom or home / ".claude"
+        state = folder / ".config.json"
+        if not state.is_file():
+            state = (custom or home) / ".claude.json"
+        return Target(folder / "settings.json", state, True)
     root = project_root(cwd or Path.cwd())
     return Target(root / ".claude" / "settings.json", root / ".mcp.json", False)
 
 
-def hook_command() -> str:
-    """`memvet hook claude-code`, with memvet's full path when it is not the one on PATH."""
+def hook_command(url: str | None = None) -> str:
+    """`MEMVET_URL=<url> memvet hook claude-code`, with memvet's full path when it is not the
+    one on PATH. The URL is quoted as a value, so the shell still reads an assignment."""
     exe = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
     on_path = shutil.which("memvet")
+    program = "memvet"
     if exe is not None and exe.name == "memvet" and (
             on_path is None or Path(on_path).resolve() != exe):
-        return shlex.join([str(exe), *HOOK_ARGS])
-    return shlex.join(["memvet", *HOOK_ARGS])
+        program = str(exe)
+    command = shlex.join([program, *HOOK_ARGS])
+    if url is None:
+        return command
+    return f"{URL_VARIABLE}={shlex.quote(url.rstrip('/'))} {command}"
 
 
 def is_our_hook(hook: Any) -> bool:
+    """A command hook that runs `memvet hook claude-code`, after MEMVET_* assignments or not."""
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return False
     try:
         words = shlex.split(hook["command"])
     except ValueError:
         return False
+    while words and _ASSIGNMENT.fullmatch(words[0]):
+        words = words[1:]
     return (len(words) == 3 and Path(words[0]).name == "memvet"
             and tuple(words[1:]) == HOOK_ARGS)
 
@@ -249,7 +278,7 @@ def apply(change: Change) -> None:
 
 
 def install_changes(where: Target, *, url: str, command: str | None = None) -> list[Change]:
-    cmd = command or hook_command()
+    cmd = command or hook_command(url)
     return [plan(where.settings, lambda s: add_hooks(s, cmd), delete_if_empty=True),
             plan(where.mcp, lambda c: add_server(c, url), delete_if_empty=True)]
 
