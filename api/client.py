@@ -100,7 +100,7 @@ class Client:
             first = errors[0] if isinstance(errors[0], dict) else {}
             code = str((first.get("extensions") or {}).get("code") or "ERROR")
             if code == "UNAUTHENTICATED":
-                raise Unauthenticated(_auth_hint(self.token, str(first.get("message"))))
+                raise Unauthenticated(auth_hint(self.token, str(first.get("message"))))
             raise ApiError(str(first.get("message") or "the API refused the request"), code)
         return data
 
@@ -109,11 +109,9 @@ class Client:
             status, raw = post(self.graphql_url, body, headers, timeout)
         except (OSError, ValueError) as err:  # refused, reset, timed out, unreadable answer
             reason = getattr(err, "reason", None) or err or type(err).__name__
-            raise ServerUnavailable(
-                f"cannot reach memvet at {self.url} ({reason}); is `memvet serve` running, "
-                "and is MEMVET_URL right?") from None
+            raise ServerUnavailable(unreachable_hint(self.url, str(reason))) from None
         if status == 401:
-            raise Unauthenticated(_auth_hint(self.token, _error_text(raw)))
+            raise Unauthenticated(auth_hint(self.token, error_text(raw)))
         if status >= 500 or (status >= 300 and not raw.strip().startswith(b"{")):
             raise ApiError(f"the server at {self.url} answered HTTP {status}", f"HTTP_{status}")
         try:
@@ -169,7 +167,8 @@ def result_of(data: Mapping[str, Any], name: str) -> dict[str, Any]:
     return result
 
 
-def _error_text(raw: bytes) -> str:
+def error_text(raw: bytes) -> str:
+    """The message in an error body: GraphQL's first error, or memvet's `{"error": ...}`."""
     try:
         payload = json.loads(raw)
     except ValueError:
@@ -181,7 +180,14 @@ def _error_text(raw: bytes) -> str:
     return ""
 
 
-def _auth_hint(token: str | None, detail: str) -> str:
+def unreachable_hint(url: str, reason: str) -> str:
+    """Why a call found no server, for a person; shared by the CLI, the hooks and `memvet mcp`."""
+    return (f"cannot reach memvet at {url.rstrip('/')} ({reason}); is `memvet serve` running, "
+            "and is MEMVET_URL right?")
+
+
+def auth_hint(token: str | None, detail: str) -> str:
+    """Why the server refused the call's credentials, and what to set."""
     if not token:
         return ("no token: set MEMVET_TOKEN to a token from `memvet token create --role agent` "
                 "(or the dashboard)")

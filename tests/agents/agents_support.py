@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import selectors
 import shutil
 import subprocess
 import sys
@@ -172,3 +173,62 @@ async def mcp_session(url: str, token: str | None, path: str = "/mcp/") -> Any:
 
 def text_of(result: Any) -> str:
     return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "tests", "version": "0"}}}
+
+
+class StdioRelay:
+    """`memvet mcp` as an MCP client launches it: JSON-RPC lines on its stdin and stdout."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen([MEMVET, "mcp"], env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self._selector = selectors.DefaultSelector()
+        assert self.proc.stdout is not None
+        self._selector.register(self.proc.stdout, selectors.EVENT_READ)
+        self._buffer = b""
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def reply(self, request_id: int, *, within: float) -> dict[str, Any]:
+        """The message that answers `request_id`; fails after `within` seconds."""
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + within
+        while True:
+            line, sep, rest = self._buffer.partition(b"\n")
+            if sep:
+                self._buffer = rest
+                message = json.loads(line)
+                if message.get("id") == request_id:
+                    return dict(message)
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no reply to {request_id} within {within} s")
+            if self._selector.select(left):
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                if not chunk:
+                    raise AssertionError(f"memvet mcp exited ({self.proc.wait(10)}) without "
+                                         f"a reply:\n{self.finish()[1]}")
+                self._buffer += chunk
+
+    def finish(self, *, within: float = 30.0) -> tuple[int, str]:
+        """Close stdin as a client does when it leaves; the exit status and stderr."""
+        assert self.proc.stdin is not None and self.proc.stderr is not None
+        if not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            code = self.proc.wait(within)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+            raise
+        finally:
+            self._selector.close()
+        return code, self.proc.stderr.read().decode(errors="replace")

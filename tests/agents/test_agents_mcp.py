@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import time
+from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 import pytest
-from agents_support import MEMVET, Server, mcp_session, text_of
+from agents_support import (
+    BASE_ENV,
+    INITIALIZE,
+    MEMVET,
+    Server,
+    StdioRelay,
+    mcp_session,
+    text_of,
+)
+from fixtures.net import free_port
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -182,3 +195,52 @@ def test_stdio_proxy_relays_to_the_server(server: Server) -> None:
         assert bad.is_error and "unknown kind 'ghost'" in text_of(bad)
 
     run(body)
+
+
+def _init_error(env: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any], int, str]:
+    """Initialize through `memvet mcp`, then ask once more: both answers, exit code, stderr."""
+    relay = StdioRelay(env)
+    try:
+        started = time.monotonic()
+        relay.send(INITIALIZE)
+        first = relay.reply(1, within=15)
+        assert time.monotonic() - started < 10  # a few seconds, not a hang
+        relay.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        second = relay.reply(2, within=15)
+    finally:
+        code, stderr = relay.finish()
+    return first, second, code, stderr
+
+
+def test_stdio_relay_names_a_refused_token(server: Server) -> None:
+    first, second, code, stderr = _init_error(server.env("mvt_wrong_token"))
+    for reply in (first, second):
+        error = reply["error"]
+        assert "the server refused MEMVET_TOKEN (invalid or revoked token)" in error["message"]
+        assert error["data"] == {"code": "UNAUTHENTICATED"}
+    assert code == 0 and "refused MEMVET_TOKEN" in stderr and "Traceback" not in stderr
+    assert stderr.count("refused MEMVET_TOKEN") == 1  # logged once per cause
+
+
+def test_stdio_relay_names_an_unreachable_server(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    env = {**os.environ, **BASE_ENV, "MEMVET_URL": url, "MEMVET_TOKEN": "mvt_x"}
+    first, second, code, stderr = _init_error(env)
+    for reply in (first, second):
+        assert f"cannot reach memvet at {url}" in reply["error"]["message"]
+        assert "memvet serve" in reply["error"]["message"]
+        assert reply["error"]["data"] == {"code": "UNAVAILABLE"}
+    assert code == 0 and f"cannot reach memvet at {url}" in stderr
+    assert "Traceback" not in stderr and "ExceptionGroup" not in stderr
+
+
+def test_stdio_relay_reports_memvets_version(server: Server) -> None:
+    relay = StdioRelay(server.env())
+    try:
+        relay.send(INITIALIZE)
+        reply = relay.reply(1, within=30)
+    finally:
+        code, stderr = relay.finish()
+    info = reply["result"]["serverInfo"]
+    assert (info["name"], info["version"]) == ("memvet", importlib.metadata.version("memvet"))
+    assert code == 0, stderr
