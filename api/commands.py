@@ -1,5 +1,6 @@
 """Handlers of the data-dir commands (serve, token, export, import, archive, reindex, ingest,
-extract, schema). Each builds Settings from flags + environment and uses MemoryService."""
+extract, schema, prepare-model). Each builds Settings from flags + environment and uses
+MemoryService."""
 
 from __future__ import annotations
 
@@ -153,6 +154,27 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Progress:
+    """A tqdm bar with its rate on a terminal, quiet when stderr is piped; called with
+    (done, total) as a ProgressCallback."""
+
+    def __init__(self, desc: str, unit: str) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=0, desc=desc, unit=unit, file=sys.stderr, disable=None,
+                        dynamic_ncols=True, smoothing=0.1)
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar.total != total:
+            self.bar.total = total
+            self.bar.refresh()
+        if done > self.bar.n:
+            self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
 @_guard
 def cmd_import(args: argparse.Namespace) -> int:
     from memvet.memory.store.transfer import ImportFailed
@@ -167,12 +189,15 @@ def cmd_import(args: argparse.Namespace) -> int:
         return _fail(f"cannot read {args.file}: {exc.strerror}", 2)
     lines = text.decode("utf-8", errors="replace").splitlines()
     with _runtime(settings, index=True) as rt:
+        bar = _Progress("import", "memory")
         try:
-            report = rt.service.import_lines(lines, OPERATOR)
+            report = rt.service.import_lines(lines, OPERATOR, progress=bar)
         except ImportFailed as exc:
+            bar.close()
             for number, message in exc.errors:
                 print(f"{args.file}:{number}: {message}", file=sys.stderr)
             return _fail(f"import refused: {len(exc.errors)} bad line(s); nothing was written")
+        bar.close()
     counts = ", ".join(f"{n} {k}" for k, n in report.counts.items() if n) or "nothing"
     skipped = f"; {report.skipped} duplicate memories skipped" if report.skipped else ""
     print(f"imported {counts}{skipped}", file=sys.stderr)
@@ -190,22 +215,127 @@ def cmd_archive(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_reindex(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+    """Reconcile the recall index with the database; to switch embedding models, build the
+    configured model's collections beside the serving ones, then switch in one step."""
+    import signal
+
+    from memvet.api import wiring
+    from memvet.memory.store.engine import make_engine
+    from memvet.memory.store.migrate import upgrade
 
     settings = _settings(args)
-    with _runtime(settings, index=True, required_index=True) as rt:
-        bar = tqdm(total=0, unit="memory", desc="reindex", file=sys.stderr)
+    lock = wiring.lock_data_dir(settings)  # embedded: no server may hold the index meanwhile
+    # `kill` stops it as cleanly as Ctrl-C: what reached the new collections stays there
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        engine = make_engine(settings.db_url)
+        try:
+            upgrade(engine)
+            client = wiring.make_client(settings)
+            serving = wiring.serving_model(settings, engine, client)
+        finally:
+            engine.dispose()
+        if serving is None:
+            return _reindex_in_place(settings, client)
+        return _switch_model(settings, client, serving.model_id)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if lock is not None:
+            lock.release()
 
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
 
-        report = rt.service.reconcile_index(progress)
-        bar.close()
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _reindex_in_place(settings: Settings, client: Any) -> int:
+    from memvet.api import wiring
+    from memvet.embeddings.chroma import drop_other_models
+
+    rt = wiring.build_runtime(settings, with_index=True, lock=False)
+    try:
+        service = rt.service
+        bar = _Progress("reindex", "memory")
+        try:
+            report = service.reconcile_index(bar)
+        finally:
+            bar.close()
+        model = service.index_model()
+        model_id = model.model_id if model is not None else wiring.configured_model_id(settings)
+        _embed_candidates(service, getattr(service.index, "vectors", None))
+        dropped = drop_other_models(client, model_id)  # a switch abandoned half-way, say
+        pruned = service.prune_vectors(model_id)
+    finally:
+        rt.close()
     print(f"checked {report.checked} memories: {report.upserted} (re)indexed, "
-          f"{report.removed} removed from the index", file=sys.stderr)
+          f"{report.removed} removed from the index"
+          + (f"; dropped {dropped} collection(s) of other models" if dropped else "")
+          + (f"; pruned {pruned} stored vector(s)" if pruned else ""), file=sys.stderr)
     return 0
+
+
+def _switch_model(settings: Settings, client: Any, serving: str) -> int:
+    from memvet.api import wiring
+    from memvet.embeddings.chroma import drop_other_models
+
+    rt = wiring.build_runtime(settings, with_index=False, lock=False)
+    target = None
+    try:
+        service = rt.service
+        embedder = wiring.make_embedder(settings)
+        shared = wiring.make_vectors(embedder, service.engine)
+        target = wiring.make_index(settings, shared, client)
+        model = wiring.model_record(embedder, settings)
+        print(f"memvet: building the recall index for {model.model_id} beside the one of "
+              f"{serving}, which serves until this completes", file=sys.stderr)
+        bar = _Progress(f"reindex {model.model_id}", "memory")
+        try:
+            report = service.build_index(target, model, bar)
+        except KeyboardInterrupt:
+            bar.close()
+            print(f"memvet: interrupted; recall keeps serving {serving}. Run `memvet reindex` "
+                  "again to carry on where this stopped", file=sys.stderr)
+            raise
+        bar.close()
+        _embed_candidates(service, shared)
+        dropped = 0
+        if settings.embedded:  # this process holds the data dir: no server reads the old ones
+            dropped = drop_other_models(client, model.model_id)
+        pruned = service.prune_vectors(model.model_id)
+    finally:
+        if target is not None:
+            target.close()
+        rt.close()
+    print(f"switched the recall index to {model.model_id}: {report.upserted} memories "
+          f"embedded, {report.checked} checked"
+          + (f"; dropped {dropped} collection(s) of {serving}" if dropped else
+             f"; the collections of {serving} stay for workers still serving them (restart "
+             "them; the next `memvet reindex` drops them)")
+          + (f"; pruned {pruned} stored vector(s)" if pruned else ""), file=sys.stderr)
+    return 0
+
+
+def _embed_candidates(service: Any, vectors: Any) -> None:
+    """Store a vector for every queued candidate's text, so the matcher embeds nothing later."""
+    if vectors is None:
+        return
+    texts = service.candidate_texts()
+    if not texts:
+        return
+    bar = _Progress("candidates", "text")
+    bar(0, len(texts))
+    done = 0
+
+    def step(n: int) -> None:
+        nonlocal done
+        done += n
+        bar(done, len(texts))
+
+    try:
+        vectors.vectors(texts, save=True, progress=step)
+        bar(len(texts), len(texts))
+    finally:
+        bar.close()
 
 
 @_guard
@@ -248,4 +378,24 @@ def cmd_schema(args: argparse.Namespace) -> int:
     from memvet.graph.schema import print_sdl
 
     sys.stdout.write(print_sdl())
+    return 0
+
+
+@_guard
+def cmd_prepare_model(args: argparse.Namespace) -> int:
+    """Export the packaged model to ONNX where the server looks for it (a Docker build step),
+    and check that it loads; a second run finds it and exports nothing."""
+    from memvet.embeddings.onnx import OnnxEmbedder, export_onnx
+
+    settings = _settings(args, cache_dir=args.cache_dir)
+    folder = settings.cache_dir / "models"  # where api.wiring.make_embedder looks
+    before = set(folder.glob("*.onnx"))
+    try:
+        path = export_onnx(folder)
+        OnnxEmbedder(cache_dir=folder).embed(["memvet prepare-model"])
+    except Exception as exc:  # the `onnx` exporter or onnxruntime missing, say
+        log.debug("prepare-model failed", exc_info=True)
+        return _fail(f"cannot prepare the ONNX embedding model in {folder}: {exc}")
+    done = "found" if path in before else "exported"
+    print(f"{done} the ONNX embedding model: {path}", file=sys.stderr)
     return 0
