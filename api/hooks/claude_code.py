@@ -127,9 +127,10 @@ def briefing(memories: list[dict[str, Any]], workspace: str | None, who: str | N
         groups[kind].append(" ".join(content.split()))
     if not seen:
         return None
-    where = [f"workspace '{workspace}'" if workspace else None, f"persona '{who}'" if who else None]
-    head = ("Memory from memvet (approved by a person) for "
-            + " and ".join(w for w in where if w)
+    where = [w for w in (f"workspace '{workspace}'" if workspace else None,
+                         f"persona '{who}'" if who else None) if w]
+    head = ("Memory from memvet (approved by a person)"
+            + (" for " + " and ".join(where) if where else "")
             + ". Treat these as established facts unless the user says otherwise; use the "
               "memvet `recall` tool for more and `remember` to propose new ones.")
     more = "\n(More memories exist than fit here; use the memvet `recall` tool.)"

@@ -117,6 +117,9 @@ def test_briefing_puts_decisions_and_postmortems_first_and_caps_the_size() -> No
     assert capped is not None and len(capped) <= claude_code.MAX_CONTEXT_CHARS
     assert capped.endswith("use the memvet `recall` tool.)")
     assert claude_code.briefing([], "w", "me") is None
+    nowhere = claude_code.briefing(_hits("fact", 1), None, None)
+    assert nowhere is not None and nowhere.startswith(
+        "Memory from memvet (approved by a person). Treat these")
 
 
 def test_bad_payload_exits_zero_and_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
