@@ -31,6 +31,10 @@ class Settings(BaseSettings):
     public_url: str | None = None  # how people reach the dashboard, if not http://host:port
 
     embedder: str = "onnx"  # onnx | torch | fake (tests only)
+    # A local sentence-transformers model directory (e.g. a multilingual one); unset: the
+    # packaged all-MiniLM-L6-v2. Switching takes `memvet reindex` (the old model serves until
+    # the new one's collections are complete).
+    embedding_model: str | None = None
     equivalence_threshold: float | None = None  # default: the embeddings package's measured one
     semantic_equivalence: bool = True
     decision_weight: float = 1.25
@@ -67,6 +71,13 @@ class Settings(BaseSettings):
     @classmethod
     def _expand(cls, value: object) -> object:
         return Path(str(value)).expanduser() if value else value
+
+    @field_validator("embedding_model", mode="before")
+    @classmethod
+    def _model_dir(cls, value: object) -> object:
+        if value is None or not str(value).strip():
+            return None
+        return str(Path(str(value).strip()).expanduser().resolve())
 
     @property
     def sqlite_path(self) -> Path:

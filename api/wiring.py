@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
+from sqlalchemy.engine import Engine
 
 from memvet.api.settings import Settings
-from memvet.memory.errors import DataDirLocked
+from memvet.memory.errors import DataDirLocked, MemvetError
 from memvet.memory.events import LocalEventBus, PostgresEventBus
 from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind
-from memvet.memory.ports import Embedder, MemoryIndex
+from memvet.memory.ports import Embedder, EmbeddingModel, MemoryIndex
 from memvet.memory.service import MemoryService
 from memvet.memory.store.engine import make_engine
 from memvet.memory.store.migrate import upgrade
@@ -62,25 +64,128 @@ def lock_data_dir(settings: Settings) -> FileLock | None:
     return lock
 
 
-def make_embedder(settings: Settings) -> Embedder:
+def configured_model_id(settings: Settings) -> str:
+    """The id of the model the settings ask for (hashing a local model's files, not loading it)."""
+    if settings.embedder == "fake":
+        from memvet.embeddings.fake import FakeEmbedder
+
+        return FakeEmbedder().model_id
+    if settings.embedding_model:
+        from memvet.embeddings.model import local_model_id
+
+        return local_model_id(Path(settings.embedding_model))
+    from memvet.embeddings.model import MODEL_ID
+
+    return MODEL_ID
+
+
+def make_embedder(settings: Settings, model_path: str | None = None) -> Embedder:
+    """The configured embedding model (or the local model at `model_path`), loaded offline.
+
+    The packaged model runs on ONNX unless MEMVET_EMBEDDER=torch; a local model runs on
+    sentence-transformers (its pooling is its own, which the ONNX export does not know)."""
     if settings.embedder == "fake":
         from memvet.embeddings.fake import FakeEmbedder
 
         return FakeEmbedder()
+    path = model_path if model_path is not None else settings.embedding_model
+    if path:
+        from memvet.embeddings.model import SentenceTransformerEmbedder
+
+        if not Path(path).is_dir():
+            raise EmbeddingModelMissing(
+                f"no embedding model directory at {path}; MEMVET_EMBEDDING_MODEL must name a "
+                "local sentence-transformers model (nothing is downloaded)")
+        return SentenceTransformerEmbedder(model_path=Path(path))
     from memvet.embeddings.onnx import make_embedder as make
 
     return make(settings.cache_dir / "models", prefer_onnx=settings.embedder == "onnx")
 
 
-def make_index(settings: Settings, embedder: Embedder) -> MemoryIndex:
-    from memvet.embeddings.chroma import make_chroma_client
-    from memvet.embeddings.index import ChromaMemoryIndex
+class EmbeddingModelMissing(MemvetError):
+    """The embedding model the settings (or the recall index) name cannot be loaded here."""
 
-    client = make_chroma_client(
+    code = "EMBEDDING_MODEL_MISSING"
+
+
+def serving_model(settings: Settings, engine: Engine, client: Any) -> EmbeddingModel | None:
+    """The model the recall index serves when it is not the configured one, else None.
+
+    What the database records wins: a new MEMVET_EMBEDDING_MODEL takes `memvet reindex`, and
+    until that completes the old model (and its collections) keep serving. With nothing
+    recorded (a data dir from before models could be chosen), collections of the packaged
+    model are what serves."""
+    from memvet.memory.store import models
+
+    configured = configured_model_id(settings)
+    with engine.connect() as conn:
+        active = models.active(conn)
+    if active is None and client is not None:
+        from memvet.embeddings.chroma import stored_models
+        from memvet.embeddings.model import DIMENSION, MODEL_ID
+
+        held = stored_models(client)
+        if held and configured not in held and MODEL_ID in held:
+            active = EmbeddingModel(MODEL_ID, DIMENSION, None)
+    if active is None or active.model_id == configured:
+        return None
+    log.warning(
+        "the recall index serves %s, not the configured %s: run `memvet reindex` to switch "
+        "(recall keeps using %s until the new collections are complete)",
+        active.model_id, configured, active.model_id)
+    return active
+
+
+def embedder_for(settings: Settings, model: EmbeddingModel) -> Embedder:
+    """Load the recorded model the recall index serves (it must still be on this machine)."""
+    from memvet.embeddings.model import MODEL_ID
+
+    if model.model_id == MODEL_ID:
+        return make_embedder(settings.model_copy(update={"embedding_model": None}))
+    if model.path is None or not Path(model.path).is_dir():
+        raise EmbeddingModelMissing(
+            f"the recall index was built with {model.model_id}, which is no longer at "
+            f"{model.path}; put it back, or run `memvet reindex` to rebuild the index with "
+            "the configured model")
+    embedder = make_embedder(settings, model.path)
+    if embedder.model_id != model.model_id:
+        raise EmbeddingModelMissing(
+            f"the model at {model.path} is now {embedder.model_id}, not the "
+            f"{model.model_id} the recall index was built with; run `memvet reindex`")
+    return embedder
+
+
+def model_record(embedder: Embedder, settings: Settings) -> EmbeddingModel:
+    """What the database records of a loaded model: id, dimension, and its directory."""
+    path = getattr(embedder, "model_path", None)
+    return EmbeddingModel(embedder.model_id, int(embedder.dimension),
+                          str(path) if path is not None else None)
+
+
+def make_client(settings: Settings) -> Any:
+    from memvet.embeddings.chroma import make_chroma_client
+
+    return make_chroma_client(
         path=None if settings.chroma_url else settings.data_dir / "chroma",
         url=settings.chroma_url,
     )
-    return ChromaMemoryIndex(client, embedder)
+
+
+def make_index(settings: Settings, embedder: Embedder, client: Any = None) -> MemoryIndex:
+    from memvet.embeddings.index import ChromaMemoryIndex
+
+    return ChromaMemoryIndex(client if client is not None else make_client(settings), embedder)
+
+
+def make_vectors(embedder: Embedder, engine: Engine) -> Embedder:
+    """The embedder the index and the matcher share: each text embedded once per model, its
+    vector kept in the database (candidate_vectors)."""
+    from memvet.embeddings.vectors import EmbeddingCache
+    from memvet.memory.store.vectors import CandidateVectors
+
+    if isinstance(embedder, EmbeddingCache):
+        return embedder
+    return EmbeddingCache(embedder, CandidateVectors(engine))
 
 
 def make_matcher(settings: Settings, embedder: Embedder) -> Any:
@@ -139,10 +244,17 @@ def build_runtime(
             bus = LocalEventBus()
         matcher = None
         if with_index:
-            embedder = embedder or make_embedder(settings)
-            index = index or make_index(settings, embedder)
+            if embedder is None:
+                client = make_client(settings) if index is None else None
+                serving = serving_model(settings, engine, client)
+                embedder = (embedder_for(settings, serving) if serving is not None
+                            else make_embedder(settings))
+            else:
+                client = None
+            shared = make_vectors(embedder, engine)
+            index = index or make_index(settings, shared, client)
             if settings.semantic_equivalence:
-                matcher = make_matcher(settings, embedder)
+                matcher = make_matcher(settings, shared)
         threshold = settings.equivalence_threshold
         if threshold is None:
             threshold = default_equivalence_threshold() if matcher is not None else 1.0
@@ -159,6 +271,8 @@ def build_runtime(
             default_persona=settings.default_persona,
             extraction_workers=settings.extraction_workers,
         )
+        if with_index and embedder is not None:
+            service.record_index_model(model_record(embedder, settings))
         refresh = getattr(index, "refresh", None)
         if isinstance(bus, PostgresEventBus) and with_index and refresh is not None:
             # Workers share the Chroma server; what another one writes, this one re-reads.

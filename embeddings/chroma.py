@@ -1,14 +1,19 @@
 """Chroma plumbing: the client factory and what a memvet collection is.
 
-A namespace's collection is named by `collection_name` (reversible with `namespace_of`), built
-with `HnswSettings`, and stamped (`collection_metadata`) with the id and dimension of the model
-that made its vectors; `same_model` tells whether a collection may be used with an embedder
-(`EmbeddingModelMismatch` when not: models are never mixed). Chroma is always handed vectors;
-`ExplicitEmbeddingFunction` stands in for its default embedding function.
+A namespace's collection is named by `collection_name` (reversible with `parse_collection_name`)
+for one embedding model: the packaged model's collections carry no tag (`mv-w-shop-api-ns`, as
+before models could be chosen), any other model's carry a short hash of its id
+(`mv-w-shop-api-ns-1a2b3c4d`), so a new model's collections are built beside the old ones and
+neither reads the other's. Each is built with `HnswSettings` and stamped
+(`collection_metadata`) with the id and dimension of the model that made its vectors;
+`same_model` tells whether a collection may be used with an embedder (`EmbeddingModelMismatch`
+when not: models are never mixed). Chroma is always handed vectors; `ExplicitEmbeddingFunction`
+stands in for its default embedding function.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from memvet.embeddings.model import MODEL_ID
 from memvet.memory.errors import InvalidNamespace, MemvetError
 from memvet.memory.namespaces import Namespace
 from memvet.memory.ports import Embedder
@@ -48,26 +54,45 @@ def make_chroma_client(*, path: Path | None = None, url: str | None = None) -> A
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
-def collection_name(namespace: str) -> str:
-    """The Chroma collection name for a namespace; reversible with `namespace_of`.
+def model_tag(model_id: str) -> str | None:
+    """The suffix of a model's collection names: none for the packaged model, else a hash."""
+    if model_id == MODEL_ID:
+        return None
+    return hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:8]
 
-    `workspace:shop-api` -> `mv-w-shop-api-ns`; `_`, `.`, `/` are escaped so the name stays
-    within Chroma's alphabet, never holds `..`, and starts and ends alphanumeric.
+
+def collection_name(namespace: str, model_id: str = MODEL_ID) -> str:
+    """The Chroma collection name for a namespace and model; reversible with
+    `parse_collection_name`.
+
+    `workspace:shop-api` -> `mv-w-shop-api-ns` (the packaged model) or
+    `mv-w-shop-api-ns-1a2b3c4d` (another); `_`, `.`, `/` are escaped so the name stays within
+    Chroma's alphabet, never holds `..`, and starts and ends alphanumeric.
     """
     ns = Namespace.parse(namespace)
     body = "".join(_ESCAPES.get(ch, ch) for ch in ns.name)
-    return f"{COLLECTION_PREFIX}{_SCOPES[ns.scope.value]}-{body}{_SUFFIX}"
+    tag = model_tag(model_id)
+    return f"{COLLECTION_PREFIX}{_SCOPES[ns.scope.value]}-{body}{_SUFFIX}" + (
+        f"-{tag}" if tag else ""
+    )
 
 
-_NAME_RE = re.compile(r"^mv-([pw])-(.+)-ns$")
+# a tag is 8 hex digits and an untagged name ends in `-ns`, so the two never read alike
+_NAME_RE = re.compile(r"^mv-([pw])-(.+)-ns(?:-([0-9a-f]{8}))?$")
 
 
 def namespace_of(name: str) -> str | None:
     """The namespace a collection name stands for, or None if it is not one of ours."""
+    parsed = parse_collection_name(name)
+    return parsed[0] if parsed else None
+
+
+def parse_collection_name(name: str) -> tuple[str, str | None] | None:
+    """(namespace, model tag or None) of one of our collection names, else None."""
     match = _NAME_RE.match(name)
     if not match:
         return None
-    scope, body = match.groups()
+    scope, body, tag = match.groups()
     out, i = [], 0
     while i < len(body):
         pair = body[i : i + 2]
@@ -80,7 +105,7 @@ def namespace_of(name: str) -> str | None:
             out.append(body[i])
             i += 1
     try:
-        return str(Namespace.parse(f"{_SCOPE_NAMES[scope]}:{''.join(out)}"))
+        return str(Namespace.parse(f"{_SCOPE_NAMES[scope]}:{''.join(out)}")), tag
     except InvalidNamespace:
         return None
 
@@ -123,6 +148,35 @@ def collection_metadata(namespace: str, embedder: Embedder) -> dict[str, Any]:
         META_MODEL: embedder.model_id,
         META_DIMENSION: int(embedder.dimension),
     }
+
+
+def stored_models(client: Any) -> dict[str, int]:
+    """{model id: how many collections} of every memvet collection on this Chroma."""
+    found: dict[str, int] = {}
+    for name in list_names(client):
+        if parse_collection_name(name) is None:
+            continue
+        meta = client.get_collection(name).metadata or {}
+        model = str(meta.get(META_MODEL, ""))
+        found[model] = found.get(model, 0) + 1
+    return found
+
+
+def drop_other_models(client: Any, model_id: str) -> int:
+    """Delete every memvet collection that is not `model_id`'s (by name); returns how many."""
+    keep = model_tag(model_id)
+    dropped = 0
+    for name in list_names(client):
+        parsed = parse_collection_name(name)
+        if parsed is not None and parsed[1] != keep:
+            client.delete_collection(name)
+            dropped += 1
+    return dropped
+
+
+def list_names(client: Any) -> list[str]:
+    """Every collection name on the client (Chroma returns names or collections by version)."""
+    return [c if isinstance(c, str) else c.name for c in client.list_collections()]
 
 
 def same_model(meta: Mapping[str, Any], embedder: Embedder) -> bool:

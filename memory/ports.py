@@ -1,13 +1,14 @@
 """The Protocols the core needs and other packages implement, and the dataclasses they exchange.
 
 `extraction/` implements `Extractor`; `embeddings/` implements `Embedder`, `MemoryIndex` and
-`CandidateMatcher`. The core only ever sees these shapes.
+`CandidateMatcher`; `memory/store/vectors.py` implements `VectorStore` (the persisted vectors
+the embeddings package reads before it embeds anything). The core only ever sees these shapes.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -79,6 +80,37 @@ class Embedder(Protocol):
     dimension: int
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+@dataclass(frozen=True)
+class EmbeddingModel:
+    """Which model made a set of vectors: its id and dimension, and the local directory it
+    loads from (None: the packaged all-MiniLM-L6-v2)."""
+
+    model_id: str
+    dimension: int
+    path: str | None = None
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Vectors kept by (model id, text hash), apart from recall: what was embedded once (for the
+    equivalence matcher or the recall index) is read back instead of embedded again.
+
+    Vectors travel as float32 bytes. `save` must be called outside a database write (it
+    writes in a transaction of its own); saving a vector that is already there is a no-op.
+    """
+
+    def load(self, model_id: str, hashes: Sequence[str]) -> dict[str, bytes]: ...
+
+    def save(self, model_id: str, vectors: Mapping[str, bytes]) -> None: ...
+
+
+def text_hash(content: str) -> str:
+    """The key a text's vector is kept under (the vector depends on the exact text only)."""
+    import hashlib
+
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -157,7 +189,13 @@ class CandidateMatcher(Protocol):
     def discard(self, candidate_ids: Sequence[str]) -> None: ...
 
     def reset(self, items: Sequence[tuple[str, str, Kind, str]]) -> None:
-        """Replace everything with (candidate_id, namespace, kind, content) items."""
+        """Replace everything with (candidate_id, namespace, kind, content) items.
+
+        Cheap: vectors are read (or embedded) when a namespace and kind is first searched."""
+        ...
+
+    def prepare(self, contents: Sequence[str]) -> None:
+        """Embed texts about to be searched and added together, in one batch."""
         ...
 
 

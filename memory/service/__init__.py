@@ -20,6 +20,7 @@ Each method lives in the command group named here; the groups share the `Service
 | admin.py | policy, set_policy, active_persona, set_active_persona, archive_days, |
 |          | set_archive_days, create_token, list_tokens, revoke_token, authenticate, |
 |          | has_tokens, export_lines, import_lines, reconcile_index, drain_index_outbox, |
+|          | index_model, record_index_model, build_index, candidate_texts, prune_vectors, |
 |          | health |
 | feed.py | review_events |
 | here | start, close |
@@ -141,6 +142,11 @@ class MemoryService:
         self.import_lines = admin.import_lines
         self.reconcile_index = admin.reconcile_index
         self.drain_index_outbox = admin.drain_index_outbox
+        self.index_model = admin.index_model
+        self.record_index_model = admin.record_index_model
+        self.build_index = admin.build_index
+        self.candidate_texts = admin.candidate_texts
+        self.prune_vectors = admin.prune_vectors
         self.health = admin.health
         # feed.py
         self.review_events = feed.review_events

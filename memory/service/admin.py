@@ -1,6 +1,7 @@
 """Administration: the settings a person changes at run time (the auto-approve policy, the
-active persona, the archive window), tokens, export and import, the recall index's upkeep and
-the health check. Every method checks the caller may."""
+active persona, the archive window), tokens, export and import, the recall index's upkeep (and
+its switch to another embedding model) and the health check. Every method checks the caller
+may."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from memvet.memory.kinds import Kind
 from memvet.memory.limits import MAX_ARCHIVE_DAYS
 from memvet.memory.namespaces import validate_slug
 from memvet.memory.policy import POLICY_ACTOR, AutoApprovePolicy
-from memvet.memory.ports import EventAction, ProgressCallback
+from memvet.memory.ports import EmbeddingModel, EventAction, MemoryIndex, ProgressCallback
 from memvet.memory.service.context import Backlog, ServiceContext
-from memvet.memory.service.indexing import ReconcileReport
-from memvet.memory.store import candidates, engine, review, tokens, transfer
+from memvet.memory.service.indexing import IndexSync, ReconcileReport
+from memvet.memory.store import candidates, engine, models, review, tokens, transfer, vectors
 from memvet.memory.text import check_id
 
 
@@ -132,13 +133,17 @@ class Administration:
         with self._ctx.engine.connect() as conn:
             yield from transfer.export_lines(conn)
 
-    def import_lines(self, lines: Iterable[str], who: Principal) -> transfer.ImportReport:
-        """Import JSON Lines, all or nothing; imported memories become recallable."""
+    def import_lines(self, lines: Iterable[str], who: Principal,
+                     progress: ProgressCallback | None = None) -> transfer.ImportReport:
+        """Import JSON Lines, all or nothing; imported memories become recallable (the index
+        embeds them in large batches; `progress` hears (indexed, total))."""
         who.require(Permission.ADMIN)
-        with self._ctx.write() as tx:
-            report = transfer.import_lines(tx.conn, lines, now=self._ctx.clock())
-            tx.touched_index = bool(report.memory_ids)
-        self._matcher_reset()
+        ctx = self._ctx
+        with ctx.write() as tx:
+            report = transfer.import_lines(tx.conn, lines, now=ctx.clock())
+        if report.memory_ids and ctx.sync is not None:
+            ctx.sync.drain(progress)
+        self._matcher_reset()  # cheap: the matcher reads the vectors the index just stored
         return report
 
     # ------------------------------------------------------------------ index and health
@@ -147,6 +152,44 @@ class Administration:
         if self._ctx.sync is None:
             raise ValidationError("no recall index is configured")
         return self._ctx.sync.reconcile(progress)
+
+    def index_model(self) -> EmbeddingModel | None:
+        """The embedding model the recall index serves, as recorded (None: not yet)."""
+        with self._ctx.engine.connect() as conn:
+            return models.active(conn)
+
+    def record_index_model(self, model: EmbeddingModel) -> None:
+        """Record the model the recall index serves, where none was recorded (first start)."""
+        with self._ctx.write() as tx:
+            if models.active(tx.conn) is None:
+                models.activate(tx.conn, model, self._ctx.clock())
+
+    def build_index(self, target: MemoryIndex, model: EmbeddingModel,
+                    progress: ProgressCallback | None = None) -> ReconcileReport:
+        """Fill `target` (another model's collections, beside the serving ones) with every
+        approved memory, then make `model` the one served, in one transaction.
+
+        Interrupted, it leaves the serving index as it was and `target` part-filled: run it
+        again and it carries on from there."""
+        ctx = self._ctx
+        with ctx.write() as tx:
+            models.mark_building(tx.conn, model, ctx.clock())
+        # a sync of its own: the serving index (if this process has one) is not touched
+        report = IndexSync(ctx.engine, target).reconcile(progress, into=target)
+        with ctx.write() as tx:
+            models.activate(tx.conn, model, ctx.clock())
+        return report
+
+    def candidate_texts(self) -> list[str]:
+        """The text of every candidate the equivalence matcher knows (all but archived ones):
+        what a reindex embeds ahead, so the matcher never embeds at start."""
+        with self._ctx.engine.connect() as conn:
+            return list(dict.fromkeys(content for *_, content in candidates.matcher_items(conn)))
+
+    def prune_vectors(self, model_id: str) -> int:
+        """Delete stored vectors of other models and of texts no longer held; returns how many."""
+        with self._ctx.write() as tx:
+            return vectors.prune(tx.conn, model_id)
 
     def drain_index_outbox(self) -> int:
         """Apply what the outbox says the index owes (the server runs this periodically)."""

@@ -71,6 +71,7 @@ class ServiceContext:
                      if adapters.index is not None else None)
         # SQLite has one writer; serialising writes here avoids busy-retry storms.
         self._write_lock = threading.RLock() if engine.dialect.name == "sqlite" else None
+        self._deferred = threading.local()  # a bulk command drains the outbox once, at its end
 
     @contextmanager
     def write(self) -> Iterator[Tx]:
@@ -86,6 +87,19 @@ class ServiceContext:
             if lock is not None:
                 lock.release()
         self._after_commit(tx)
+
+    @contextmanager
+    def index_once(self) -> Iterator[None]:
+        """Writes inside this block leave the recall index's work to its end: one drain, so
+        the index embeds and writes the whole batch together (bulk approve, import)."""
+        outer = getattr(self._deferred, "active", False)
+        self._deferred.active = True
+        try:
+            yield
+        finally:
+            self._deferred.active = outer
+        if not outer and self.sync is not None:
+            self.sync.drain()
 
     def event(self, tx: Tx, action: str, namespace: str, actor: str, *,
               candidate_id: str | None = None, memory_id: str | None = None,
@@ -106,7 +120,8 @@ class ServiceContext:
                     matcher.add(cand.id, cand.namespace, cand.kind, cand.content)
             except Exception:  # the matcher is an optimisation; the store stays right
                 log.exception("equivalence matcher update failed")
-        if tx.touched_index and self.sync is not None:
+        if tx.touched_index and self.sync is not None and not getattr(
+                self._deferred, "active", False):
             self.sync.drain()
         if bus is not None:
             for event in tx.events:

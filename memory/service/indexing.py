@@ -3,7 +3,13 @@
 Every change to a memory writes an outbox row in its own transaction; `drain` applies the
 rows to the index and deletes them. `reconcile` compares the whole index with the database
 (at start-up and on `memvet reindex`), so a crash between commit and index write loses
-nothing and leaves nothing unapproved in the index.
+nothing and leaves nothing unapproved in the index. Both hand the index large batches (the
+index embeds a batch's new texts together), and both can report progress.
+
+`reconcile` can also fill another index than the one serving (`memvet reindex` to another
+embedding model builds the new model's collections beside the old ones): it then leaves the
+outbox alone, since what it owes is the serving index's. Reconciling is resumable by nature:
+what the target already holds with the right content is not written again.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from memvet.memory.ports import IndexedMemory, MemoryIndex, index_hash
 from memvet.memory.store import memories, outbox
 
 log = logging.getLogger(__name__)
-BATCH = 256
+BATCH = 1024  # memories per index upsert: one embedding batch, one Chroma write per namespace
+DRAIN_ROWS = 5000  # outbox rows read at a time
 
 
 @dataclass(frozen=True)
@@ -51,45 +58,59 @@ class IndexSync:
         except Exception:  # other workers catch up on their next start; never fail a write
             log.exception("announcing index changes failed")
 
-    def drain(self) -> int:
-        """Apply what the outbox says the index owes. Failures stay queued for later."""
-        with self._lock:
-            with self._engine.connect() as conn:
-                rows = outbox.owed(conn, limit=5000)
-                if not rows:
-                    return 0
-                mems = memories.get_memories(conn, list({r.memory_id for r in rows}))
-            removals: dict[str, set[str]] = {}
-            upserts: dict[str, IndexedMemory] = {}
-            for r in rows:
-                mem = mems.get(r.memory_id)
-                if r.op == "delete" or mem is None or mem.namespace != r.namespace:
-                    removals.setdefault(r.namespace, set()).add(r.memory_id)
-            for mem in mems.values():
-                upserts[mem.id] = IndexedMemory(mem.id, mem.namespace, mem.kind, mem.content)
-            try:
-                for ns, gone in removals.items():
-                    self._index.remove(ns, sorted(gone))
-                if upserts:
-                    self._index.upsert(list(upserts.values()))
-            except Exception:
-                log.exception("recall index update failed; it stays queued for reconciliation")
-                return 0
-            with self._engine.begin() as conn:
-                outbox.clear_through(conn, rows[-1].id)
-            changed = {ns: set(ids) for ns, ids in removals.items()}
-            for item in upserts.values():
-                changed.setdefault(item.namespace, set()).add(item.id)
-            self._announce(changed)
-            return len(rows)
+    def drain(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Apply what the outbox says the index owes. Failures stay queued for later.
 
-    def reconcile(self, progress: Callable[[int, int], None] | None = None) -> ReconcileReport:
-        """Make the index hold exactly the approved memories, with current content."""
+        `progress` hears (memories done, memories owed) as batches reach the index."""
+        done = 0
+        with self._lock:
+            while True:
+                with self._engine.connect() as conn:
+                    rows = outbox.owed(conn, limit=DRAIN_ROWS)
+                    if not rows:
+                        return done
+                    owed_total = done + outbox.count(conn) if progress else 0
+                    mems = memories.get_memories(conn, list({r.memory_id for r in rows}))
+                removals: dict[str, set[str]] = {}
+                for r in rows:
+                    mem = mems.get(r.memory_id)
+                    if r.op == "delete" or mem is None or mem.namespace != r.namespace:
+                        removals.setdefault(r.namespace, set()).add(r.memory_id)
+                upserts = [IndexedMemory(m.id, m.namespace, m.kind, m.content)
+                           for m in mems.values()]
+                try:
+                    for ns, gone in removals.items():
+                        self._index.remove(ns, sorted(gone))
+                    for start in range(0, len(upserts), BATCH):
+                        self._index.upsert(upserts[start:start + BATCH])
+                        if progress:
+                            progress(done + min(start + BATCH, len(upserts)), owed_total)
+                except Exception:
+                    log.exception("recall index update failed; it stays queued for "
+                                  "reconciliation")
+                    return done
+                with self._engine.begin() as conn:
+                    outbox.clear_through(conn, rows[-1].id)
+                changed = {ns: set(ids) for ns, ids in removals.items()}
+                for item in upserts:
+                    changed.setdefault(item.namespace, set()).add(item.id)
+                self._announce(changed)
+                done += len(rows)
+                if progress:
+                    progress(done, owed_total)
+                if len(rows) < DRAIN_ROWS:
+                    return done
+
+    def reconcile(self, progress: Callable[[int, int], None] | None = None, *,
+                  into: MemoryIndex | None = None) -> ReconcileReport:
+        """Make the index (or `into`, another one being built) hold exactly the approved
+        memories, with current content."""
+        index = into or self._index
         with self._lock:
             with self._engine.connect() as conn:
-                last = outbox.last_id(conn)
+                last = outbox.last_id(conn) if into is None else None
                 rows = memories.indexable(conn)
-            indexed = self._index.snapshot()
+            indexed = index.snapshot()
             wanted: dict[str, dict[str, IndexedMemory]] = {}
             for mid, ns, kind, content in rows:
                 wanted.setdefault(ns, {})[mid] = IndexedMemory(mid, ns, kind, content)
@@ -103,14 +124,14 @@ class IndexSync:
             for ns, have in indexed.items():
                 extra = sorted(set(have) - set(wanted.get(ns, {})))
                 if extra:
-                    self._index.remove(ns, extra)
+                    index.remove(ns, extra)
                     removed += len(extra)
                     changed.setdefault(ns, set()).update(extra)
             total = len(stale)
             if progress:
                 progress(0, total)
             for start in range(0, total, BATCH):
-                self._index.upsert(stale[start:start + BATCH])
+                index.upsert(stale[start:start + BATCH])
                 for item in stale[start:start + BATCH]:
                     changed.setdefault(item.namespace, set()).add(item.id)
                 if progress:
@@ -118,5 +139,6 @@ class IndexSync:
             if last is not None:
                 with self._engine.begin() as conn:
                     outbox.clear_through(conn, last)
-            self._announce(changed)
+            if into is None:
+                self._announce(changed)
             return ReconcileReport(checked=len(rows), upserted=total, removed=removed)

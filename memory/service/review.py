@@ -74,8 +74,11 @@ class Review:
 
     def approve_many(self, candidate_ids: list[str], who: Principal
                      ) -> list[tuple[str, Memory | MemvetError]]:
-        """Approve each of at most MAX_BULK candidates on its own: one outcome per id."""
-        return [(cid, _attempt(self.approve, cid, who)) for cid in _bulk_ids(candidate_ids)]
+        """Approve each of at most MAX_BULK candidates on its own: one outcome per id. The
+        recall index takes them in one batch at the end."""
+        ids = _bulk_ids(candidate_ids)
+        with self._ctx.index_once():
+            return [(cid, _attempt(self.approve, cid, who)) for cid in ids]
 
     def reject_many(self, candidate_ids: list[str], who: Principal, reason: str | None = None
                     ) -> list[tuple[str, Candidate | MemvetError]]:
@@ -114,6 +117,10 @@ class Review:
             memory = review.update_memory(tx.conn, mem, edit, actor=who.actor, now=ctx.clock(),
                                           check_namespace=who.require_namespace)
             tx.touched_index = True
+            cand = candidates.get_candidate(tx.conn, memory.candidate_id)
+            if cand is not None:  # its candidate follows the edit: so does the matcher
+                tx.matcher_drop.append(cand.id)
+                tx.matcher_add.append(cand)
             ctx.event(tx, "memory_updated", memory.namespace, who.actor,
                       candidate_id=memory.candidate_id, memory_id=memory.id)
         return memory

@@ -159,6 +159,12 @@ class ExtractionPasses:
               who: Principal) -> list[SubmitResult]:
         source = Source.COMPACTION if sub.trigger == "compaction" else Source.TURN
         results: list[SubmitResult] = []
+        matcher = self._ctx.adapters.matcher
+        if matcher is not None and len(items) > 1:
+            try:  # one embedding batch for the turn, not one call per statement
+                matcher.prepare([item.content for item in items])
+            except Exception:  # an optimisation: find() embeds what is missing
+                log.exception("embedding a turn's candidates ahead failed")
         for item in items:
             try:
                 proposal = self._intake.proposal(CandidateInput(

@@ -40,3 +40,8 @@ def last_id(conn: Connection) -> int | None:
 
 def clear_through(conn: Connection, last: int) -> None:
     conn.execute(delete(tables.index_outbox).where(tables.index_outbox.c.id <= last))
+
+
+def count(conn: Connection) -> int:
+    """How many rows are owed."""
+    return int(conn.execute(select(func.count()).select_from(tables.index_outbox)).scalar_one())

@@ -15,7 +15,9 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -191,4 +193,30 @@ tokens = Table(
     Column("token_hash", String(64), nullable=False, unique=True),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("revoked_at", UTCDateTime(), nullable=True),
+)
+
+# The vector of every candidate text, per embedding model, keyed by a hash of the text (the
+# vector depends on nothing else): the equivalence matcher reads these at start instead of
+# embedding the queue again, and the recall index reads them on approve (a memory's text is its
+# candidate's) instead of embedding twice. Never recallable: recall reads its own collections.
+candidate_vectors = Table(
+    "candidate_vectors",
+    metadata,
+    Column("model_id", String(200), nullable=False),
+    Column("content_hash", String(32), nullable=False),
+    Column("vector", LargeBinary, nullable=False),  # float32, little-endian
+    Column("created_at", UTCDateTime(), nullable=False),
+    PrimaryKeyConstraint("model_id", "content_hash"),
+)
+
+# Which embedding model the recall index serves ('active', at most one) and which one
+# `memvet reindex` is building beside it ('building'). Switching is one update of this table.
+index_models = Table(
+    "index_models",
+    metadata,
+    Column("model_id", String(200), primary_key=True),
+    Column("dimension", Integer, nullable=False),
+    Column("path", Text, nullable=True),  # a local model directory; NULL: the packaged model
+    Column("status", String(16), nullable=False),  # active | building
+    Column("updated_at", UTCDateTime(), nullable=False),
 )

@@ -10,9 +10,13 @@ from hypothesis import strategies as st
 
 from memvet.embeddings.chroma import (
     EmbeddingModelMismatch,
+    ExplicitEmbeddingFunction,
     collection_name,
+    drop_other_models,
     make_chroma_client,
     namespace_of,
+    parse_collection_name,
+    stored_models,
 )
 from memvet.embeddings.fake import FakeEmbedder
 from memvet.embeddings.index import ChromaMemoryIndex
@@ -153,21 +157,55 @@ def test_unchanged_memory_is_not_reembedded(index: ChromaMemoryIndex, fake: Fake
     assert index.search("changed", [SHOP])[0].content == "a changed"
 
 
-def test_model_mixing_is_refused(tmp_path: Any) -> None:
+def test_models_never_mix(tmp_path: Any) -> None:
+    """Each model has collections of its own: another model reads none of the first one's
+    vectors (it is built beside them), and the first one's stay as they were."""
     path = tmp_path / "c"
     ix = ChromaMemoryIndex(make_chroma_client(path=path), FakeEmbedder(384))
     ix.upsert([mem("m1", "pnpm")])
     ix.close()
-    with pytest.raises(EmbeddingModelMismatch, match="memvet-fake-bow-384"):
-        ChromaMemoryIndex(make_chroma_client(path=path), FakeEmbedder(384, model_id="other"))
-    with pytest.raises(EmbeddingModelMismatch):
-        ChromaMemoryIndex(make_chroma_client(path=path), FakeEmbedder(256))
-    rebuilt = ChromaMemoryIndex(
-        make_chroma_client(path=path), FakeEmbedder(256), on_model_mismatch="rebuild"
-    )
+    other = ChromaMemoryIndex(make_chroma_client(path=path), FakeEmbedder(256, model_id="other"))
+    assert other.snapshot() == {} and other.search("pnpm", [SHOP]) == []
+    other.upsert([mem("m1", "pnpm")])
+    assert other.search("pnpm", [SHOP])[0].memory_id == "m1"
+    other.close()
+    first = ChromaMemoryIndex(make_chroma_client(path=path), FakeEmbedder(384))
+    assert first.snapshot() == {SHOP: {"m1": index_hash(Kind.FACT, "pnpm")}}
+    first.close()
+    client = make_chroma_client(path=path)
+    assert stored_models(client) == {"memvet-fake-bow-384": 1, "other": 1}
+    assert drop_other_models(client, "other") == 1
+    assert stored_models(client) == {"other": 1}
+
+
+def test_a_collection_holding_another_models_vectors_is_refused(tmp_path: Any) -> None:
+    path = tmp_path / "c"
+    client = make_chroma_client(path=path)
+    fake = FakeEmbedder(384)
+    # under this model's name, stamped with another model (copied in by hand, say)
+    client.create_collection(collection_name(SHOP, fake.model_id),
+                             metadata={"memvet_model_id": "other", "memvet_dimension": 384},
+                             embedding_function=ExplicitEmbeddingFunction(fake))
+    with pytest.raises(EmbeddingModelMismatch, match="other"):
+        ChromaMemoryIndex(make_chroma_client(path=path), fake)
+    rebuilt = ChromaMemoryIndex(make_chroma_client(path=path), fake, on_model_mismatch="rebuild")
     assert rebuilt.snapshot() == {}
     rebuilt.upsert([mem("m1", "pnpm")])
     assert rebuilt.search("pnpm", [SHOP])[0].memory_id == "m1"
+
+
+def test_collection_names_carry_the_model() -> None:
+    from memvet.embeddings.model import MODEL_ID
+
+    assert collection_name(SHOP) == collection_name(SHOP, MODEL_ID) == "mv-w-shop-api-ns"
+    tagged = collection_name(SHOP, "multilingual@0123456789ab")
+    assert tagged.startswith("mv-w-shop-api-ns-") and len(tagged) == len("mv-w-shop-api-ns") + 9
+    assert parse_collection_name(tagged) == (SHOP, tagged[-8:])
+    assert parse_collection_name("mv-w-shop-api-ns") == (SHOP, None)
+    # a namespace whose name looks like a tag stays itself
+    odd = "workspace:a-ns-deadbeef"
+    assert parse_collection_name(collection_name(odd)) == (odd, None)
+    assert parse_collection_name(collection_name(odd, "x"))[0] == odd  # type: ignore[index]
 
 
 def test_drop_namespace_and_query_cache(index: ChromaMemoryIndex, fake: FakeEmbedder) -> None:

@@ -48,7 +48,7 @@ def test_a_stored_kind_that_is_not_a_kind_is_skipped_and_logged(
     writer = ChromaMemoryIndex(client, emb)
     writer.upsert([IndexedMemory(f"m{i}", "workspace:shared", Kind.FACT, f"note {i} on deploys")
                    for i in range(3)])
-    collection = client.get_collection(collection_name("workspace:shared"))
+    collection = client.get_collection(collection_name("workspace:shared", emb.model_id))
     collection.update(ids=["m1"], metadatas=[{"kind": "opinion", "content_hash": "x"}])
     with caplog.at_level(logging.WARNING, logger="memvet.embeddings.partitions"):
         reopened = ChromaMemoryIndex(client, emb)
