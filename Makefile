@@ -24,7 +24,8 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || \
 # The model and tokenizers come from the installed pip package; never reach for a hub.
 OFFLINE_ENV := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
-.PHONY: help serve test bench lint schema clean system-deps install install-dev install-bench
+.PHONY: help serve test bench lint schema clean system-deps install install-dev install-bench \
+	train-extractor
 
 help:
 	@echo "make serve   install and run memvet on $(HOST):$(PORT) (HOST=/PORT= to override)"
@@ -32,6 +33,7 @@ help:
 	@echo "             (PYTEST_ARGS='-k foo' passes arguments to pytest)"
 	@echo "make bench   install bench deps and run the benchmarks"
 	@echo "make lint    ruff + mypy"
+	@echo "make train-extractor  retrain the learned extractor on extraction/corpus"
 	@echo "make schema  regenerate graph/schema.graphql"
 	@echo "make clean   remove the virtualenv and caches"
 
@@ -94,6 +96,10 @@ test: system-deps $(VENV)/.stamp-dev
 
 bench: $(VENV)/.stamp-bench
 	$(OFFLINE_ENV) $(BIN)/python -m bench.run
+
+# Deterministic: the corpus, the packaged model and fixed folds give the same model.npz.
+train-extractor: $(VENV)/.stamp-dev
+	$(OFFLINE_ENV) $(BIN)/memvet train-extractor
 
 lint: $(VENV)/.stamp-dev
 	$(BIN)/ruff check .

@@ -67,9 +67,24 @@ def build_parser() -> argparse.ArgumentParser:
                    "persona}) or - for stdin")
     p.add_argument("--compaction", action="store_true", help="treat it as a compaction pass")
 
-    p = sub.add_parser("extract", help="run the extractor over labelled cases (JSON Lines)")
+    p = sub.add_parser("extract", help="run the extractor over labelled cases (JSON Lines)",
+                       description="Print one JSON line per candidate ({case_id, content, kind, "
+                                   "namespace, confidence}) for cases in the evaluation format. "
+                                   "The llm extractor reads MEMVET_LLM_BASE_URL, _MODEL and "
+                                   "_API_KEY.")
     p.add_argument("--input", required=True, help="cases in the eval format")
-    p.add_argument("--extractor", default="heuristic", choices=["heuristic", "llm"])
+    p.add_argument("--extractor", choices=["learned", "heuristic", "llm"],
+                   help="which extractor (default: MEMVET_EXTRACTOR, else learned)")
+
+    p = sub.add_parser("train-extractor",
+                       help="train the learned extractor on extraction/corpus (developers)",
+                       description="Train the learned extractor on the labelled corpus: "
+                                   "cross-validation by domain and by writer, thresholds and "
+                                   "calibration from held-out folds, then model.npz and "
+                                   "model-report.json beside the extractor's code.")
+    p.add_argument("--corpus", help="folder of corpus JSON Lines (default: extraction/corpus)")
+    p.add_argument("--output", help="model file to write (default: the shipped model.npz)")
+    p.add_argument("--folds", type=int, default=5, help="domain folds (default 5)")
 
     sub.add_parser("schema", help="print the GraphQL schema (SDL)")
 

@@ -85,7 +85,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from memvet.api.app import create_app
-    from memvet.api.wiring import lock_data_dir
+    from memvet.api.wiring import check_extractor, lock_data_dir
 
     settings = _settings(args, host=args.host, port=args.port)
     logging.getLogger().setLevel(settings.log_level)
@@ -99,6 +99,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 0
     lock = lock_data_dir(settings)  # refuse early, with a clear message, if one is running
     try:
+        check_extractor(settings)  # an unusable model file stops here, in one clear line
         app = create_app(settings, lock=False)
         print(f"memvet: serving on {settings.base_url} (data: {settings.data_dir})",
               file=sys.stderr, flush=True)
@@ -368,10 +369,40 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 @_guard
+@_guard
 def cmd_extract(args: argparse.Namespace) -> int:
-    from memvet.extraction.batch import main as batch_main
+    """Run the extractor over labelled cases: one JSON line per candidate on stdout."""
+    from memvet.api.wiring import make_extractor
+    from memvet.extraction.batch import run_batch
 
-    return int(batch_main(["--input", args.input, "--extractor", args.extractor]) or 0)
+    overrides = {"extractor": args.extractor} if args.extractor else {}
+    settings = _settings(args, **overrides)
+    extractor = make_extractor(settings)
+    try:
+        with open(args.input, encoding="utf-8", errors="replace") as f:
+            for row in run_batch(f, extractor):
+                sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+    except OSError as err:
+        return _fail(f"cannot read {args.input}: {err.strerror}", 2)
+    return 0
+
+
+@_guard
+def cmd_train_extractor(args: argparse.Namespace) -> int:
+    """Train the learned extractor (extraction/learned/train.py) with the packaged model."""
+    from memvet.api.wiring import packaged_embedder
+    from memvet.extraction.learned.corpus import CORPUS_DIR
+    from memvet.extraction.learned.model import DEFAULT_MODEL_PATH
+    from memvet.extraction.learned.train import REPORT_PATH, train
+
+    settings = _settings(args)
+    out = Path(args.output) if args.output else DEFAULT_MODEL_PATH
+    report = out.with_suffix(".json") if args.output else REPORT_PATH
+    train(packaged_embedder(settings), corpus=Path(args.corpus) if args.corpus else CORPUS_DIR,
+          out=out, report_path=report, folds=args.folds,
+          cache_dir=settings.cache_dir / "extractor",
+          progress=lambda line: print(f"train-extractor: {line}", file=sys.stderr, flush=True))
+    return 0
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

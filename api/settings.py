@@ -40,7 +40,8 @@ class Settings(BaseSettings):
     decision_weight: float = 1.25
     postmortem_weight: float = 1.25
 
-    extractor: str = "heuristic"  # heuristic | llm
+    extractor: str = "learned"  # learned | heuristic | llm
+    extractor_model: Path | None = None  # the learned extractor's model.npz (default: shipped)
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = None

@@ -14,7 +14,7 @@ from filelock import FileLock, Timeout
 from sqlalchemy.engine import Engine
 
 from memvet.api.settings import Settings
-from memvet.memory.errors import DataDirLocked, MemvetError
+from memvet.memory.errors import DataDirLocked, MemvetError, ValidationError
 from memvet.memory.events import LocalEventBus, PostgresEventBus
 from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind
 from memvet.memory.ports import Embedder, EmbeddingModel, MemoryIndex
@@ -200,17 +200,49 @@ def default_equivalence_threshold() -> float:
     return float(DEFAULT_EQUIVALENCE_THRESHOLD)
 
 
-def make_extractor(settings: Settings) -> Any:
+def make_extractor(settings: Settings, embedder: Embedder | None = None) -> Any:
+    """The configured extractor. The learned one (and the LLM's fallback) reads the packaged
+    MiniLM's vectors: it shares `embedder` when that is the packaged model, else loads it."""
     from memvet.extraction import build_extractor
 
+    packaged = None
+    if settings.extractor.strip().lower() in ("learned", "llm"):
+        packaged = packaged_embedder(settings, embedder)
     return build_extractor(
         settings.extractor,
+        embedder=packaged,
+        model_path=settings.extractor_model,
         llm_base_url=settings.llm_base_url,
         llm_model=settings.llm_model,
         llm_api_key=settings.llm_api_key,
         llm_timeout=settings.llm_timeout,
         llm_fallback=settings.llm_fallback,
     )
+
+
+def packaged_embedder(settings: Settings, embedder: Embedder | None = None) -> Embedder:
+    """The packaged MiniLM: `embedder` itself when it is that model, else a fresh one."""
+    from memvet.embeddings.model import MODEL_ID
+
+    if embedder is not None and embedder.model_id == MODEL_ID:
+        return embedder
+    return make_embedder(settings.model_copy(update={
+        "embedding_model": None,
+        "embedder": "onnx" if settings.embedder == "fake" else settings.embedder}))
+
+
+def check_extractor(settings: Settings) -> None:
+    """Refuse to start with an extractor that cannot work (an unusable model file, missing LLM
+    settings): a clear error before the server binds, not at the first turn."""
+    from memvet.extraction import EXTRACTORS
+    from memvet.extraction.learned.model import DEFAULT_MODEL_PATH, ExtractorModel
+
+    name = settings.extractor.strip().lower()
+    if name not in EXTRACTORS:
+        raise ValidationError(
+            f"unknown extractor {name[:40]!r}; choose one of: {', '.join(EXTRACTORS)}")
+    if name in ("learned", "llm"):
+        ExtractorModel.load(settings.extractor_model or DEFAULT_MODEL_PATH)
 
 
 def kind_weights(settings: Settings) -> dict[Kind, float]:
@@ -262,7 +294,7 @@ def build_runtime(
             engine=engine,
             index=index if with_index else None,
             matcher=matcher,
-            extractor=make_extractor(settings) if with_extractor else None,
+            extractor=make_extractor(settings, embedder) if with_extractor else None,
             bus=bus,
             announce_index=announce if with_index else None,
             equivalence_threshold=threshold,

@@ -1,9 +1,10 @@
 """An extractor backed by any OpenAI-compatible chat-completions endpoint.
 
 Ollama, vLLM, the llama.cpp server and OpenAI all speak `POST {base_url}/chat/completions`.
-The model is taught the six kinds and the two namespaces and must answer with JSON; every
-item is validated strictly. What does not validate is dropped and counted in `stats`, never
-returned:
+The model is taught the six kinds and the two namespaces and asked for structured output (a
+JSON schema whose kind is an enum of the six; a server that refuses it is asked for a JSON
+object, then for plain text); every item is validated strictly either way. What does not
+validate is dropped and counted in `stats`, never returned:
 
     ExtractionStats
      ├── dropped_ghost_kind   an item whose kind is not one of the six
@@ -80,6 +81,30 @@ Answer with JSON only, no prose:
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S | re.I)
 _KINDS = {k.value for k in Kind}
 
+# Structured output, strictest first: a JSON schema whose kind is an enum of the six (OpenAI,
+# vLLM, llama.cpp, recent Ollama), then any JSON object, then plain text (the prompt still asks
+# for JSON). A server that refuses a mode (400/422/501) is asked again at once in the next
+# one, and the mode that worked is kept for later calls.
+MODES = ("json_schema", "json_object", "text")
+REFUSED_MODE_STATUS = {400, 404, 415, 422, 501}
+MEMORY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["memories"],
+    "properties": {"memories": {"type": "array", "items": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["content", "kind", "namespace", "confidence", "excerpt"],
+        "properties": {
+            "content": {"type": "string"},
+            "kind": {"type": "string", "enum": [k.value for k in Kind]},
+            "namespace": {"type": "string", "enum": ["workspace", "persona"]},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "excerpt": {"type": ["string", "null"]},
+        },
+    }}},
+}
+
 
 class LLMExtractor:
     """Extraction by a chat model over HTTP, with validation, retries and a fallback."""
@@ -98,14 +123,16 @@ class LLMExtractor:
         fallback: Extractor | None = None,
         transport: httpx.BaseTransport | None = None,
         backoff: float = 0.5,
-        json_mode: bool = True,
+        mode: str = "json_schema",
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}")
         self.model = model
         self.max_retries = max(0, int(max_retries))
         self.fallback = fallback
         self.backoff = max(0.0, backoff)
-        self.json_mode = json_mode
+        self.mode = mode  # the structured-output mode in use; steps down when refused
         self.stats = ExtractionStats()
         self._sleep = sleep
         self._lock = threading.Lock()
@@ -163,28 +190,43 @@ class LLMExtractor:
                 {"role": "user", "content": header + "\n\n".join(lines)},
             ],
         }
-        if self.json_mode:
-            payload["response_format"] = {"type": "json_object"}
+        return payload
+
+    @staticmethod
+    def _with_mode(payload: dict[str, Any], mode: str) -> dict[str, Any]:
+        if mode == "json_schema":
+            return {**payload, "response_format": {"type": "json_schema", "json_schema": {
+                "name": "memories", "strict": True, "schema": MEMORY_SCHEMA}}}
+        if mode == "json_object":
+            return {**payload, "response_format": {"type": "json_object"}}
         return payload
 
     def _complete(self, messages: Sequence[Message], context: ExtractionContext) -> str | None:
         """The model's answer text, or None when the endpoint could not give one."""
         payload = self._payload(messages, context)
-        for attempt in range(self.max_retries + 1):
+        attempt = 0
+        while attempt <= self.max_retries:
             if attempt:
                 self._sleep(min(self.backoff * 2 ** (attempt - 1), 8.0))
+            mode = self.mode
             try:
-                response = self._client.post(self._url, json=payload)
+                response = self._client.post(self._url, json=self._with_mode(payload, mode))
             except httpx.TimeoutException:
                 log.warning("llm endpoint timed out (attempt %d)", attempt + 1)
+                attempt += 1
                 continue
             except httpx.HTTPError as err:
                 log.warning("llm endpoint unreachable (attempt %d): %s", attempt + 1, err)
+                attempt += 1
                 continue
+            if response.status_code in REFUSED_MODE_STATUS and mode != MODES[-1]:
+                self._step_down(mode, response.status_code)
+                continue  # the same attempt, in the next mode
             if response.status_code in RETRY_STATUS:
                 log.warning(
                     "llm endpoint answered %d (attempt %d)", response.status_code, attempt + 1
                 )
+                attempt += 1
                 continue
             if response.status_code != 200:
                 log.warning("llm endpoint refused the request: %d", response.status_code)
@@ -199,6 +241,13 @@ class LLMExtractor:
             break
         self._count("errors")
         return None
+
+    def _step_down(self, mode: str, status: int) -> None:
+        with self._lock:
+            if self.mode == mode:
+                self.mode = MODES[MODES.index(mode) + 1]
+                log.warning("llm endpoint refused response_format %s (HTTP %d); using %s",
+                            mode, status, self.mode)
 
     # -- validation --------------------------------------------------------------------------
 

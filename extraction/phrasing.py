@@ -144,7 +144,8 @@ def _agree(subject: str, text: str) -> str:
     return rx.sub(fix, text)
 
 
-def _persona_view(text: str) -> str:
+def persona_view(text: str) -> str:
+    """First person becomes "the user", its verbs agreeing ("I review" -> "the user reviews")."""
     rules = [
         (r"(?<![\w./-])i'?m(?![\w/-])", "the user is"),
         (r"(?<![\w./-])i'?ve(?![\w/-])", "the user has"),
@@ -158,7 +159,10 @@ def _persona_view(text: str) -> str:
     ]
     for pattern, repl in rules:
         text = re.sub(pattern, repl, text, flags=re.I)
-    return _agree("the user", text)
+    text = _agree("the user", text)
+    # "the user reviews and commit" -> "... and commits": a second verb shares the subject
+    return re.sub(r"\b(the user (?:[a-z']+ )?[a-z']+s) and ([a-z']+)\b",
+                  lambda m: f"{m.group(1)} and {_third_person(m.group(2))}", text, flags=re.I)
 
 
 def _workspace_view(text: str, workspace: str) -> str:
@@ -185,8 +189,16 @@ def _workspace_view(text: str, workspace: str) -> str:
     return text
 
 
+_user_view = persona_view  # render()'s keyword argument shadows the name
+
+
+def strip_filler(sentence: str) -> str:
+    """Drop leading discourse filler ("ok so", "btw", "heads up:", "remember that")."""
+    return _LEADING_FILLER.sub("", sentence).strip(" ,;:-")
+
+
 def _finish(sentence: str) -> str:
-    sentence = _LEADING_FILLER.sub("", sentence).strip(" ,;:-")
+    sentence = strip_filler(sentence)
     if not sentence:
         return ""
     sentence = sentence[0].upper() + sentence[1:]
@@ -200,7 +212,7 @@ def render(texts: list[str], *, persona_view: bool, workspace: str | None) -> st
     parts = [p for p in (_finish(t) for t in texts) if p]
     text = " ".join(parts)
     if persona_view:
-        text = _persona_view(text)
+        text = _user_view(text)
     elif workspace:
         text = _workspace_view(text, workspace)
     text = re.sub(r"\s{2,}", " ", text).strip()

@@ -8,7 +8,8 @@
      ├── InvalidTransition   INVALID_TRANSITION
      ├── ValidationError     VALIDATION
      ├── Unauthenticated     UNAUTHENTICATED
-     └── DataDirLocked       DATA_DIR_LOCKED
+     ├── DataDirLocked       DATA_DIR_LOCKED
+     └── ConfigurationError  CONFIGURATION   (a setting or a shipped file is unusable; at start-up)
 """
 
 from __future__ import annotations
@@ -54,3 +55,7 @@ class Unauthenticated(MemvetError):
 
 class DataDirLocked(MemvetError):
     code = "DATA_DIR_LOCKED"
+
+
+class ConfigurationError(MemvetError):
+    code = "CONFIGURATION"

@@ -112,6 +112,8 @@ def run_server(data_dir: Path, *, embedder: str | None = "fake", timeout: float 
            "MEMVET_HOST": "127.0.0.1", **settings}
     # The product's default, stated explicitly so an outer MEMVET_EMBEDDER cannot swap it.
     env["MEMVET_EMBEDDER"] = embedder or str(Settings.model_fields["embedder"].default)
+    if embedder == "fake":  # the learned extractor reads the real model's vectors
+        env.setdefault("MEMVET_EXTRACTOR", "heuristic")
     with http_process([MEMVET, "serve"], f"{url}/healthz", log=log, env=env, timeout=timeout):
         server = Server(url=url, data_dir=data_dir, log=log)
         server.tokens["admin"] = _admin_token(log)

@@ -19,6 +19,7 @@ MEMVET = [sys.executable, "-m", "memvet.api.cli"]
 def run(*args: str, data_dir: Path, stdin: str | None = None,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "MEMVET_DATA_DIR": str(data_dir), "MEMVET_EMBEDDER": "fake",
+                "MEMVET_EXTRACTOR": "heuristic",
                 **(env or {})}
     return subprocess.run([*MEMVET, *args], cwd=ROOT, capture_output=True, text=True,
                           input=stdin, env=full_env, timeout=120)
@@ -38,7 +39,8 @@ def seed(data_dir: Path) -> None:
         TurnSubmission,
     )
 
-    rt = build_runtime(Settings(data_dir=data_dir, embedder="fake"), with_index=False, lock=False)
+    rt = build_runtime(Settings(data_dir=data_dir, embedder="fake", extractor="heuristic"),
+                       with_index=False, lock=False)
     s, who = rt.service, Principal.system()
     a = s.submit(CandidateInput("We use pnpm here, not npm — naïve “quotes”", "fact",
                                 "workspace:shop-api", Source.EXPLICIT, 0.8,
@@ -156,7 +158,8 @@ def test_ingest_stores_the_turn_and_extracts(tmp_path: Path) -> None:
 
 def test_second_server_on_the_same_data_dir_refuses(tmp_path: Path) -> None:
     port = free_port()
-    env = {**os.environ, "MEMVET_DATA_DIR": str(tmp_path), "MEMVET_EMBEDDER": "fake"}
+    env = {**os.environ, "MEMVET_DATA_DIR": str(tmp_path), "MEMVET_EMBEDDER": "fake",
+           "MEMVET_EXTRACTOR": "heuristic"}
     first = subprocess.Popen([*MEMVET, "serve", "--port", str(port)], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -25,7 +25,7 @@ CHILD = textwrap.dedent("""
     from memvet.memory.access import Principal
 
     data_dir, action, target = sys.argv[1:4]
-    settings = Settings(data_dir=data_dir, embedder="fake")
+    settings = Settings(data_dir=data_dir, embedder="fake", extractor="heuristic")
     real = make_index(settings, make_embedder(settings))
 
     class DiesOnWrite:
@@ -55,7 +55,8 @@ def kill_during(data_dir: Path, action: str, target: str) -> None:
 
 
 def open_runtime(data_dir: Path, *, start: bool):
-    rt = build_runtime(Settings(data_dir=data_dir, embedder="fake"), with_extractor=False)
+    rt = build_runtime(Settings(data_dir=data_dir, embedder="fake", extractor="heuristic"),
+                       with_extractor=False)
     if start:
         rt.service.start()
     return rt

@@ -170,6 +170,8 @@ def server_env(data_dir: Path, embedder: str | None) -> dict[str, str]:
     env.pop("MEMVET_EMBEDDER", None)
     if embedder is not None:
         env["MEMVET_EMBEDDER"] = embedder
+    if embedder == "fake":  # the learned extractor reads the real model's vectors
+        env["MEMVET_EXTRACTOR"] = "heuristic"
     return env
 
 

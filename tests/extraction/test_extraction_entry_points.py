@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import io
 import json
+import os
 import subprocess
 import sys
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from memvet.extraction import HeuristicExtractor, LLMExtractor, build_extractor
-from memvet.extraction.batch import main, run_batch
+from memvet.extraction.batch import run_batch
 from memvet.memory.errors import ValidationError
 from memvet.memory.limits import MAX_MESSAGE_BYTES
 from memvet.memory.messages import validate_messages
@@ -26,8 +25,8 @@ SCORER = SHARED / "eval" / "score_extraction.py"
 # -- factory -------------------------------------------------------------------------------------
 
 
-def test_build_heuristic_by_default() -> None:
-    assert isinstance(build_extractor(), HeuristicExtractor)
+def test_build_heuristic() -> None:
+    assert isinstance(build_extractor("heuristic"), HeuristicExtractor)
 
 
 def test_build_llm_with_fallback() -> None:
@@ -123,19 +122,26 @@ def test_run_batch_yields_one_row_per_candidate_and_skips_bad_lines() -> None:
     assert rows[0]["case_id"] == "x1" and rows[0]["namespace"] == "workspace:shop-api"
 
 
-def test_main_reports_bad_usage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("MEMVET_LLM_BASE_URL", "MEMVET_LLM_MODEL", "MEMVET_LLM_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-    assert main(["--input", str(tmp_path / "missing.jsonl")]) == 2
-    assert main(["--input", str(DEV_SET), "--extractor", "llm"]) == 2  # no endpoint configured
+def test_extract_cli_reports_bad_usage(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVET_LLM")}
+    missing = _extract(["--input", str(tmp_path / "missing.jsonl")], env)
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    no_llm = _extract(["--input", str(DEV_SET), "--extractor", "llm"], env)
+    assert no_llm.returncode == 2 and "MEMVET_LLM_BASE_URL" in no_llm.stderr
 
 
-def test_dev_set_meets_the_quality_floor(tmp_path: Path) -> None:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        assert main(["--input", str(DEV_SET)]) == 0
+def _extract(args: list[str], env: dict[str, str] | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memvet.api.cli", "extract", *args],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=env or dict(os.environ))
+
+
+def test_the_heuristic_extractor_still_meets_its_floor_on_the_dev_set(tmp_path: Path) -> None:
+    done = _extract(["--input", str(DEV_SET), "--extractor", "heuristic"])
+    assert done.returncode == 0, done.stderr
     candidates = tmp_path / "candidates.jsonl"
-    candidates.write_text(out.getvalue(), encoding="utf-8")
+    candidates.write_text(done.stdout, encoding="utf-8")
     result = subprocess.run(
         [sys.executable, str(SCORER), str(DEV_SET), str(candidates)]
         + ["--min-f1", "0.75", "--min-quiet", "0.95"],

@@ -243,3 +243,35 @@ def test_is_a_background_extractor() -> None:
     assert isinstance(ex, Extractor)
     assert ex.name == "llm" and ex.background is True
     ex.close()
+
+
+def test_asks_for_a_json_schema_whose_kind_is_an_enum_of_the_six(
+        server: tuple[str, Script]) -> None:
+    url, script = server
+    script.replies.append(Reply(content=json.dumps({"memories": [item()]})))
+    got = extractor(url).extract(TURN, CTX)
+    assert [c.kind for c in got] == [Kind.FACT]
+    fmt = script.requests[0]["response_format"]
+    assert isinstance(fmt, dict) and fmt["type"] == "json_schema"
+    schema = fmt["json_schema"]["schema"]
+    kinds = schema["properties"]["memories"]["items"]["properties"]["kind"]["enum"]
+    assert sorted(kinds) == sorted(k.value for k in Kind)
+
+
+def test_a_server_refusing_structured_output_is_asked_again_more_plainly(
+        server: tuple[str, Script]) -> None:
+    url, script = server
+    script.replies.extend([
+        Reply(status=400, raw=b'{"error": "response_format json_schema is not supported"}'),
+        Reply(status=422, raw=b'{"error": "response_format is not supported"}'),
+        Reply(content=json.dumps({"memories": [item(kind="insight")]})),  # a ghost kind
+        Reply(content=json.dumps({"memories": [item()]})),
+    ])
+    ex = extractor(url)
+    assert ex.extract(TURN, CTX) == []  # plain text answered, the ghost kind dropped
+    assert ex.stats.dropped_ghost_kind == 1
+    modes = [r.get("response_format", {"type": "text"}) for r in script.requests]
+    assert [m["type"] for m in modes] == ["json_schema", "json_object", "text"]  # type: ignore[index]
+    # the mode that worked is kept for the next call
+    assert [c.kind for c in ex.extract(TURN, CTX)] == [Kind.FACT]
+    assert "response_format" not in script.requests[-1]

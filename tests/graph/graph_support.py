@@ -124,7 +124,7 @@ def run_server(settings: Settings, *, index: MemoryIndex | None = None,
 
 
 def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"data_dir": tmp_path, "embedder": "fake",
+    values: dict[str, Any] = {"data_dir": tmp_path, "embedder": "fake", "extractor": "heuristic",
                               "sweep_interval_s": 3600.0, "outbox_interval_s": 1.0}
     values.update(overrides)
     return Settings(**values)

@@ -53,9 +53,11 @@ def workers(tmp_path_factory: pytest.TempPathFactory, postgres_server: PostgresS
     # PYTHONPATH: the child `memvet` must import this checkout's packages.
     env = {"PYTHONPATH": str(ROOT), "MEMVET_DATABASE_URL": postgres_url,
            "MEMVET_CHROMA_URL": chroma_server_url, "MEMVET_EMBEDDER": "fake",
+           "MEMVET_EXTRACTOR": "heuristic",
            "MEMVET_LOG_LEVEL": "WARNING"}
     settings = Settings(data_dir=tmp_path / "cli", database_url=postgres_url,
-                        chroma_url=chroma_server_url, embedder="fake")
+                        chroma_url=chroma_server_url, embedder="fake",
+                        extractor="heuristic")
     try:
         tokens = make_tokens(settings, DEFAULT_TOKENS)
         with worker("a", tmp_path, env) as url_a, worker("b", tmp_path, env) as url_b:

@@ -1,0 +1,178 @@
+"""LearnedExtractor: statements in, the trained model's decision, memories out.
+
+For one turn or compacted stretch: cut the statements (statements.py); on a very long stretch,
+let the word-only prefilter pick which ones are worth embedding; embed them through the
+Embedder port in one batch; score them (model.py); keep those over the threshold for the
+trigger; a user's bare "yes, right" hands its weight to the agent's finding it confirms; the
+kept statements of one message make one candidate (its kind and scope the probability-
+weighted vote of its statements); at most `cap` candidates, the surest first; each phrased as a
+standalone memory (phrasing.py) with a calibrated confidence.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memvet.extraction.learned import phrasing
+from memvet.extraction.learned.model import KINDS, ExtractorModel, ExtractorModelError
+from memvet.extraction.learned.statements import AGREE, Statement, statements, words
+from memvet.memory.kinds import Kind
+from memvet.memory.namespaces import slugify
+from memvet.memory.ports import Embedder, ExtractedCandidate, ExtractionContext, Message
+
+log = logging.getLogger(__name__)
+
+PREFILTER_AT = 300  # statements: past this many, only the prefilter's best are embedded
+EMBED_BUDGET = 1500  # statements embedded at most per call (~5 s on two cores)
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The model's reading of one turn: per statement, P(memorable), P(kind), P(persona)."""
+
+    statements: list[Statement]
+    memorable: np.ndarray
+    kinds: np.ndarray
+    persona: np.ndarray
+    context: ExtractionContext
+    workspace: str | None
+
+
+@dataclass
+class _Group:
+    message: int
+    members: list[int] = field(default_factory=list)
+    score: float = 0.0
+
+
+class LearnedExtractor:
+    """The default extractor (MEMVET_EXTRACTOR=learned)."""
+
+    name = "learned"
+
+    def __init__(self, embedder: Embedder, model: ExtractorModel | None = None) -> None:
+        self.model = model or ExtractorModel.load()
+        if (embedder.model_id != self.model.embedder_model_id
+                or embedder.dimension != self.model.dimension):
+            raise ExtractorModelError(
+                f"the learned extractor was trained on {self.model.embedder_model_id} vectors "
+                f"({self.model.dimension} dimensions) and was handed {embedder.model_id} "
+                f"({embedder.dimension}); give it the packaged model's embedder")
+        self.embedder = embedder
+
+    def extract(self, messages: Sequence[Message], context: ExtractionContext
+                ) -> list[ExtractedCandidate]:
+        try:
+            return self._extract(messages, context)
+        except Exception:  # odd input must never fail a turn
+            log.exception("learned extraction failed; returning no candidates")
+            return []
+
+    def _extract(self, messages: Sequence[Message], context: ExtractionContext
+                 ) -> list[ExtractedCandidate]:
+        scored = self.score(messages, context)
+        return self.decode(scored) if scored is not None else []
+
+    def score(self, messages: Sequence[Message], context: ExtractionContext) -> Scores | None:
+        """What the model makes of each statement (None: nothing to read)."""
+        stmts = statements(messages)
+        if not stmts:
+            return None
+        compaction = context.trigger == "compaction"
+        workspace = slugify(context.workspace) if context.workspace else None
+        stmts = self._worth_embedding(stmts)
+        vectors = np.asarray(self.embedder.embed([s.text for s in stmts]), dtype=np.float32)
+        x = self.model.features(stmts, vectors, compaction=compaction, workspace=workspace)
+        memorable, kinds, persona = self.model.predict(x)
+        return Scores(stmts, memorable, kinds, persona, context, workspace)
+
+    def decode(self, scored: Scores, threshold: float | None = None
+               ) -> list[ExtractedCandidate]:
+        """Scored statements to candidates, at the model's threshold for the trigger (or
+        `threshold`)."""
+        model, params, stmts = self.model, self.model.params, scored.statements
+        compaction = scored.context.trigger == "compaction"
+        if threshold is None:
+            threshold = float(params["threshold_compaction" if compaction else "threshold_turn"])
+        groups = _groups(stmts, scored.memorable, threshold)
+        cap = max(int(params.get("cap", 3)), len({s.message for s in stmts}) // 12)
+        groups = sorted(groups, key=lambda g: -g.score)[:cap]
+        out = []
+        for g in groups:
+            weights = np.maximum(scored.memorable[g.members], 0.05)
+            votes = (scored.kinds[g.members] * weights[:, None]).sum(axis=0)
+            kind = KINDS[int(np.argmax(votes))]
+            about_person = kind is Kind.PREFERENCE and float(
+                (scored.persona[g.members] * weights).sum() / weights.sum()) > 0.5
+            content = phrasing.render(_sentences(stmts, g), persona=about_person,
+                                      workspace=scored.workspace)
+            if not content:
+                continue
+            ctx = scored.context
+            namespace = (f"persona:{slugify(ctx.persona or 'default')}"
+                         if about_person or scored.workspace is None
+                         else f"workspace:{scored.workspace}")
+            out.append(ExtractedCandidate(
+                content=content, kind=kind, namespace=namespace,
+                confidence=round(model.confidence(g.score), 3),
+                excerpt=" ".join(stmts[i].text for i in sorted(g.members))[:4000]))
+        return out
+
+    def _worth_embedding(self, stmts: list[Statement]) -> list[Statement]:
+        """All of them, unless there are many: then the prefilter's best and their context."""
+        if len(stmts) <= PREFILTER_AT:
+            return stmts
+        scores = self.model.prefilter(self.model.word_features(stmts))
+        best = set(np.argsort(-scores)[: EMBED_BUDGET // 3].tolist())
+        keep = set(best)
+        for i in best:
+            s = stmts[i]
+            if i > 0:
+                keep.add(i - 1)
+            other = s.message + 1 if s.role == "assistant" else s.message - 1
+            keep.update(j for j, t in enumerate(stmts) if t.message == other)
+            if len(keep) >= EMBED_BUDGET:
+                break
+        return [stmts[i] for i in sorted(keep)]
+
+
+def _is_confirmation(s: Statement) -> bool:
+    w = words(s.text)
+    return s.role == "user" and s.position == 0 and 0 < len(w) <= 10 and w[0] in AGREE
+
+
+def _groups(stmts: list[Statement], memorable: np.ndarray, threshold: float) -> list[_Group]:
+    """Kept statements by message; a confirmation speaks for the agent's finding before it."""
+    groups: dict[int, _Group] = {}
+    for i, s in enumerate(stmts):
+        score = float(memorable[i])
+        if score < threshold:
+            continue
+        member = i
+        if _is_confirmation(s):
+            agent = [j for j, t in enumerate(stmts) if t.message == s.message - 1]
+            if not agent:
+                continue
+            member = max(agent, key=lambda j: float(memorable[j]))
+        g = groups.setdefault(stmts[member].message, _Group(stmts[member].message))
+        if member not in g.members:
+            g.members.append(member)
+        g.score = max(g.score, score)
+    return list(groups.values())
+
+
+def _sentences(stmts: list[Statement], g: _Group) -> list[str]:
+    """The group's sentences in order; one that opens with a bare pronoun brings the sentence
+    before it (same message) when that one is not a question."""
+    chosen = set(g.members)
+    for i in sorted(g.members):
+        if phrasing.needs_antecedent(stmts[i].text) and i > 0:
+            prev = stmts[i - 1]
+            if prev.message == stmts[i].message and not prev.text.rstrip().endswith("?"):
+                chosen.add(i - 1)
+    return [stmts[i].text for i in sorted(chosen)]
+

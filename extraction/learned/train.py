@@ -1,0 +1,440 @@
+"""Train the learned extractor on extraction/corpus/: `make train-extractor`.
+
+1. The corpus (GUIDE.md beside it) becomes labelled statements (corpus.py). The domains
+   listed in corpus/HOLDOUT are kept out of everything below: they are the held-out slice the
+   shipped model is scored on (and the tests hold floors on).
+2. Every statement is embedded once through the Embedder it is handed (cached on disk by
+   model and text, so a re-run embeds nothing new).
+3. Group k-fold by domain: each fold's model is trained on the other domains, runs as the
+   extractor runs (same decoding, same phrasing) on the held-out domains, and is scored the way
+   the evaluation scorer scores (kind, namespace prefix, a required term in the content).
+4. On those out-of-fold runs: the threshold per trigger (best F1 with at least 95 % of quiet
+   excerpts silent), and the confidence calibration (Platt, on whether a candidate was right).
+5. The final model is trained on all training domains and written to model.npz with those
+   settings; the report (model-report.json) holds the cross-validation, per kind, the kind
+   confusion matrix, and the held-out slice's score.
+
+Deterministic: sorted vocabularies, lbfgs logistic regressions, fixed fold assignment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from memvet.extraction.learned.corpus import CORPUS_DIR, Case, corpus_files, load_cases
+from memvet.extraction.learned.extractor import LearnedExtractor
+from memvet.extraction.learned.features import Vocabulary, dense_block, neighbours, other_side
+from memvet.extraction.learned.model import DEFAULT_MODEL_PATH, KINDS, ExtractorModel, Heads
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import Embedder, ExtractedCandidate, ExtractionContext
+
+log = logging.getLogger(__name__)
+
+REPORT_PATH = DEFAULT_MODEL_PATH.with_name("model-report.json")
+FOLDS = 5
+QUIET_FLOOR = 0.95
+THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How the heads are fitted: inverse regularisation and the weight of each block."""
+
+    memorable_c: float = 2.0
+    kind_c: float = 4.0
+    persona_c: float = 1.0
+    other_weight: float = 0.5
+    around_weight: float = 0.5
+    around_weight_kind: float = 1.0
+    dense_weight: float = 0.5
+    text_min_df: int = 2
+    text_max_terms: int = 40_000
+    context_min_df: int = 3
+    context_max_terms: int = 12_000
+    cap: int = 3
+
+
+# --------------------------------------------------------------------------- embedding
+class CachedEmbedder:
+    """The Embedder it wraps, remembering vectors on disk by model id and text."""
+
+    def __init__(self, inner: Embedder, cache_dir: Path) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dimension = inner.dimension
+        key = hashlib.sha1(inner.model_id.encode()).hexdigest()[:12]
+        self.path = cache_dir / f"vectors-{key}.npz"
+        self.vectors: dict[str, np.ndarray] = {}
+        if self.path.is_file():
+            with np.load(self.path, allow_pickle=False) as f:
+                self.vectors = dict(zip([str(k) for k in f["keys"]], f["vectors"], strict=True))
+        self.dirty = False
+
+    @staticmethod
+    def _key(text: str) -> str:
+        return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        missing = sorted({t for t in texts if self._key(t) not in self.vectors})
+        if missing:
+            for t, v in zip(missing, self.inner.embed(missing), strict=True):
+                self.vectors[self._key(t)] = np.asarray(v, dtype=np.float32)
+            self.dirty = True
+        return [self.vectors[self._key(t)].tolist() for t in texts]
+
+    def array(self, texts: Sequence[str]) -> np.ndarray:
+        self.embed(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.vstack([self.vectors[self._key(t)] for t in texts])
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = sorted(self.vectors)
+        np.savez(self.path, keys=np.array(keys),
+                 vectors=np.vstack([self.vectors[k] for k in keys]))
+        self.dirty = False
+
+
+# --------------------------------------------------------------------------- data
+@dataclass
+class Matrix:
+    """Feature blocks and labels of every statement of some cases."""
+
+    text: list[str]
+    other: list[str]
+    around: list[str]
+    dense: np.ndarray
+    memorable: np.ndarray  # bool
+    kind: np.ndarray  # index into KINDS, -1 for none
+    persona: np.ndarray  # bool
+
+
+def matrix(cases: Sequence[Case], embedder: CachedEmbedder) -> Matrix:
+    text, other, around, dense, mem, kind, persona = [], [], [], [], [], [], []
+    for c in cases:
+        st = c.statements
+        if not st:
+            continue
+        vectors = embedder.array([s.text for s in st])
+        dense.append(dense_block(st, vectors, compaction=c.trigger == "compaction",
+                                 workspace=c.workspace))
+        for k, s in enumerate(st):
+            text.append(s.text)
+            other.append(other_side(s))
+            around.append(neighbours(st, k))
+            item = c.item_of[k]
+            mem.append(item >= 0)
+            exp = c.expected[item] if item >= 0 else {}
+            kind.append([k_.value for k_ in KINDS].index(exp["kind"]) if exp else -1)
+            persona.append(exp.get("namespace") == "persona")
+    return Matrix(text, other, around, np.vstack(dense), np.asarray(mem), np.asarray(kind),
+                  np.asarray(persona))
+
+
+# --------------------------------------------------------------------------- fitting
+def fit(m: Matrix, recipe: Recipe, *, embedder_model_id: str, dimension: int,
+        params: dict[str, Any]) -> ExtractorModel:
+    """Vocabularies and the four heads on `m`; block weights folded into the coefficients."""
+    from sklearn.linear_model import LogisticRegression  # training only
+
+    text = Vocabulary.fit(m.text, ngram=2, min_df=recipe.text_min_df,
+                          max_terms=recipe.text_max_terms)
+    other = Vocabulary.fit(m.other, ngram=1, min_df=recipe.context_min_df,
+                           max_terms=recipe.context_max_terms)
+    around = Vocabulary.fit(m.around, ngram=1, min_df=recipe.context_min_df,
+                            max_terms=recipe.context_max_terms)
+    blocks = [text.transform(m.text), other.transform(m.other), around.transform(m.around),
+              sparse.csr_matrix(m.dense)]
+
+    def scaled(weights: Sequence[float]) -> tuple[sparse.csr_matrix, np.ndarray]:
+        scale = np.concatenate([np.full(b.shape[1], w, dtype=np.float32)
+                                for b, w in zip(blocks, weights, strict=True)])
+        x = sparse.hstack(blocks).tocsr() @ sparse.diags(scale)
+        return sparse.csr_matrix(x), scale
+
+    det_w = (1.0, recipe.other_weight, recipe.around_weight, recipe.dense_weight)
+    kind_w = (1.0, recipe.other_weight, recipe.around_weight_kind, recipe.dense_weight)
+    x_det, s_det = scaled(det_w)
+    x_kind, s_kind = scaled(kind_w)
+    x_pre, s_pre = scaled((*det_w[:3], 0.0))
+    n_words = sum(b.shape[1] for b in blocks[:3])
+
+    memorable = LogisticRegression(C=recipe.memorable_c, max_iter=2000).fit(x_det, m.memorable)
+    pos = np.flatnonzero(m.memorable)
+    kind = LogisticRegression(C=recipe.kind_c, max_iter=4000).fit(x_kind[pos], m.kind[pos])
+    kind_w_full = np.zeros((len(KINDS), x_kind.shape[1]), dtype=np.float32)
+    kind_b_full = np.full(len(KINDS), -30.0, dtype=np.float32)  # a kind never seen: never
+    for row, cls in enumerate(kind.classes_):
+        kind_w_full[cls] = kind.coef_[row] * s_kind
+        kind_b_full[cls] = kind.intercept_[row]
+    prefs = pos[m.kind[pos] == [k.value for k in KINDS].index(Kind.PREFERENCE.value)]
+    persona = LogisticRegression(C=recipe.persona_c, max_iter=4000).fit(
+        x_det[prefs], m.persona[prefs])
+    pre = LogisticRegression(C=recipe.memorable_c, max_iter=2000).fit(
+        x_pre[:, :n_words], m.memorable)
+    heads = Heads(
+        memorable_w=(memorable.coef_[0] * s_det).astype(np.float32),
+        memorable_b=float(memorable.intercept_[0]),
+        kind_w=kind_w_full, kind_b=kind_b_full,
+        persona_w=(persona.coef_[0] * s_det).astype(np.float32),
+        persona_b=float(persona.intercept_[0]),
+        prefilter_w=(pre.coef_[0] * s_pre[:n_words]).astype(np.float32),
+        prefilter_b=float(pre.intercept_[0]),
+    )
+    return ExtractorModel(embedder_model_id=embedder_model_id, dimension=dimension, text=text,
+                          other=other, around=around, heads=heads, params=dict(params))
+
+
+# --------------------------------------------------------------------------- scoring
+def _matches(cand: ExtractedCandidate, exp: dict[str, Any]) -> bool:
+    """The evaluation scorer's rule: kind, namespace prefix, one required term."""
+    return (cand.kind.value == exp["kind"]
+            and cand.namespace.startswith(exp["namespace"] + ":")
+            and any(t.lower() in cand.content.lower() for t in exp["must_contain_any"]))
+
+
+@dataclass
+class Scored:
+    matched: int = 0
+    candidates: int = 0
+    expected: int = 0
+    quiet: int = 0
+    quiet_silent: int = 0
+
+    def add(self, case: Case, got: Sequence[ExtractedCandidate],
+            right: list[bool] | None = None) -> None:
+        self.candidates += len(got)
+        self.expected += len(case.expected)
+        if not case.expected:
+            self.quiet += 1
+            self.quiet_silent += not got
+        free = list(range(len(got)))
+        for exp in case.expected:
+            hit = next((i for i in free if _matches(got[i], exp)), None)
+            if hit is not None:
+                free.remove(hit)
+                self.matched += 1
+                if right is not None:
+                    right[hit] = True
+
+    def summary(self) -> dict[str, float]:
+        p = self.matched / self.candidates if self.candidates else 0.0
+        r = self.matched / self.expected if self.expected else 0.0
+        f1 = 2 * p * r / (p + r) if p + r else 0.0
+        return {"precision": round(p, 3), "recall": round(r, 3), "f1": round(f1, 3),
+                "quiet_silence": round(self.quiet_silent / self.quiet, 3) if self.quiet else 1.0,
+                "candidates": self.candidates, "expected": self.expected,
+                "matched": self.matched}
+
+
+def _context(case: Case) -> ExtractionContext:
+    return ExtractionContext(workspace=case.workspace, persona=case.persona,
+                             trigger=case.trigger)
+
+
+def run(extractor: LearnedExtractor, case: Case) -> list[ExtractedCandidate]:
+    return extractor.extract(case.messages, _context(case))
+
+
+# --------------------------------------------------------------------------- the whole run
+def folds_of(cases: Sequence[Case], k: int) -> list[list[int]]:
+    """Domains dealt round-robin (largest first, ties by name) into k folds."""
+    sizes = Counter(c.domain for c in cases)
+    order = sorted(sizes, key=lambda d: (-sizes[d], d))
+    fold_of = {d: i % k for i, d in enumerate(order)}
+    return [[i for i, c in enumerate(cases) if fold_of[c.domain] == f] for f in range(k)]
+
+
+def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_MODEL_PATH,
+          report_path: Path = REPORT_PATH, folds: int = FOLDS, cache_dir: Path | None = None,
+          recipe: Recipe = Recipe(), progress: Any = print) -> dict[str, Any]:
+    started = time.monotonic()
+    cached = CachedEmbedder(embedder, cache_dir or Path(".cache/extractor"))
+    holdout_domains = _holdout(corpus)
+    cases = load_cases(corpus_files(corpus))
+    train_cases = [c for c in cases if c.domain not in holdout_domains]
+    held_cases = [c for c in cases if c.domain in holdout_domains]
+    progress(f"corpus: {len(cases)} excerpts, {len(train_cases)} for training and "
+             f"cross-validation, {len(held_cases)} held out ({', '.join(sorted(holdout_domains))})")
+    progress("embedding statements (cached) ...")
+    cached.array([s.text for c in cases for s in c.statements])
+    cached.save()
+    base: dict[str, Any] = {"embedder_model_id": embedder.model_id,
+                            "dimension": int(embedder.dimension)}
+
+    # cross-validation, twice: by domain (k folds), and leaving out each writer in turn (a
+    # writer's style is the shift a new user's conversations bring); thresholds and the
+    # calibration come from the leave-one-writer-out runs, the harder of the two
+    by_domain = _cross_validate(train_cases, folds_of(train_cases, folds), cached, recipe, base,
+                                progress, "domain")
+    by_writer = _cross_validate(train_cases, writer_folds(train_cases), cached, recipe, base,
+                                progress, "writer")
+    oof = {t: _score(train_cases, by_writer[t]) for t in THRESHOLDS}
+    chosen = {trigger: _choose(oof, trigger) for trigger in ("turn", "compaction")}
+    emitted = {i: by_writer[chosen[c.trigger]][i] for i, c in enumerate(train_cases)}
+    points: list[tuple[float, bool]] = []
+    for i, got in emitted.items():
+        right = [False] * len(got)
+        Scored().add(train_cases[i], got, right)
+        points.extend((c.confidence, r) for c, r in zip(got, right, strict=True))
+    platt_a, platt_b = _platt(points)
+    cv_reports = {}
+    for name, runs in (("by_domain", by_domain), ("by_writer", by_writer)):
+        scored = {t: _score(train_cases, runs[t]) for t in THRESHOLDS}
+        at = {i: runs[chosen[c.trigger]][i] for i, c in enumerate(train_cases)}
+        per_kind, confusion = _by_kind(train_cases, at)
+        cv_reports[name] = {
+            **_combined(scored, chosen),
+            "turn": scored[chosen["turn"]]["turn"].summary(),
+            "compaction": scored[chosen["compaction"]]["compaction"].summary(),
+            "per_kind": per_kind, "kind_confusion": confusion}
+    cv_reports["by_domain"]["folds"] = folds
+    cv_reports["by_writer"]["folds"] = len(writer_folds(train_cases))
+
+    params = {"cap": recipe.cap, "threshold_turn": chosen["turn"],
+              "threshold_compaction": chosen["compaction"], "platt_a": platt_a,
+              "platt_b": platt_b}
+    final = fit(matrix(train_cases, cached), recipe, **base, params=params)
+    final.save(out)
+    shipped = ExtractorModel.load(out)
+    held_score = Scored()
+    extractor = LearnedExtractor(cached, shipped)
+    for case in held_cases:
+        held_score.add(case, run(extractor, case))
+    cached.save()
+    held_summary = held_score.summary()
+    report: dict[str, Any] = {
+        "corpus": {"excerpts": len(cases), "training": len(train_cases),
+                   "held_out": len(held_cases), "held_out_domains": sorted(holdout_domains),
+                   "domains": len({c.domain for c in cases}),
+                   "quiet_share": round(sum(not c.expected for c in cases) / len(cases), 3)},
+        "cross_validation": cv_reports,
+        "held_out": held_summary,
+        "params": params,
+        "recipe": recipe.__dict__,
+        "model_bytes": out.stat().st_size,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    for name, cv in cv_reports.items():
+        progress(f"cross-validation {name}: F1 {cv['f1']} (P {cv['precision']}, "
+                 f"R {cv['recall']}, quiet {cv['quiet_silence']})")
+    progress(f"held-out slice: F1 {held_summary['f1']}; wrote {out} "
+             f"({report['model_bytes']:,} bytes) and {report_path}")
+    return report
+
+
+def writer_folds(cases: Sequence[Case]) -> list[list[int]]:
+    """One fold per writer (the letters before an excerpt id's digits)."""
+    writers = sorted({_writer(c) for c in cases})
+    return [[i for i, c in enumerate(cases) if _writer(c) == w] for w in writers]
+
+
+def _writer(case: Case) -> str:
+    return case.id.rstrip("0123456789") or case.id
+
+
+def _cross_validate(cases: Sequence[Case], folds: list[list[int]], cached: CachedEmbedder,
+                    recipe: Recipe, base: dict[str, Any], progress: Any, name: str
+                    ) -> dict[float, dict[int, list[ExtractedCandidate]]]:
+    """Every case run, by a model that never saw its fold, at every threshold."""
+    runs: dict[float, dict[int, list[ExtractedCandidate]]] = {t: {} for t in THRESHOLDS}
+    for f, held in enumerate(folds):
+        held_set = set(held)
+        fit_cases = [c for i, c in enumerate(cases) if i not in held_set]
+        model = fit(matrix(fit_cases, cached), recipe, **base,
+                    params={"cap": recipe.cap, "threshold_turn": 0.5,
+                            "threshold_compaction": 0.5})
+        extractor = LearnedExtractor(cached, model)
+        for i in held:
+            scored = extractor.score(cases[i].messages, _context(cases[i]))
+            for t in THRESHOLDS:
+                runs[t][i] = extractor.decode(scored, t) if scored is not None else []
+        progress(f"{name} fold {f + 1}/{len(folds)}: {len(held)} excerpts scored")
+    return runs
+
+
+def _holdout(corpus: Path) -> set[str]:
+    path = corpus / "HOLDOUT"
+    if not path.is_file():
+        return set()
+    return {line.split("#")[0].strip() for line in path.read_text().splitlines()} - {""}
+
+
+def _score(cases: Sequence[Case], runs: dict[int, list[ExtractedCandidate]]
+           ) -> dict[str, Scored]:
+    out = {"turn": Scored(), "compaction": Scored()}
+    for i, got in runs.items():
+        out[cases[i].trigger].add(cases[i], got)
+    return out
+
+
+def _choose(oof: dict[float, dict[str, Scored]], trigger: str) -> float:
+    """The threshold with the best F1 whose quiet excerpts stay silent often enough."""
+    ok = [t for t in THRESHOLDS if oof[t][trigger].summary()["quiet_silence"] >= QUIET_FLOOR]
+    pool = ok or [max(THRESHOLDS)]
+    return max(pool, key=lambda t: (oof[t][trigger].summary()["f1"], t))
+
+
+def _combined(oof: dict[float, dict[str, Scored]], chosen: dict[str, float]) -> dict[str, Any]:
+    total = Scored()
+    for trigger, t in chosen.items():
+        s = oof[t][trigger]
+        total.matched += s.matched
+        total.candidates += s.candidates
+        total.expected += s.expected
+        total.quiet += s.quiet
+        total.quiet_silent += s.quiet_silent
+    return total.summary()
+
+
+def _platt(points: list[tuple[float, bool]]) -> tuple[float, float]:
+    from sklearn.linear_model import LogisticRegression
+
+    if len({r for _, r in points}) < 2:
+        return 1.0, 0.0
+    z = np.array([[np.log(max(p, 1e-6) / max(1 - p, 1e-6))] for p, _ in points])
+    y = np.array([r for _, r in points])
+    lr = LogisticRegression(C=100.0).fit(z, y)
+    return round(float(lr.coef_[0][0]), 4), round(float(lr.intercept_[0]), 4)
+
+
+def _by_kind(cases: Sequence[Case], emitted: dict[int, list[ExtractedCandidate]]
+             ) -> tuple[dict[str, Any], dict[str, dict[str, int]]]:
+    """Recall per expected kind, precision per predicted kind, and which kind the candidate
+    that carries an expected item's terms was given (rows: expected, columns: predicted)."""
+    kinds = [k.value for k in KINDS]
+    confusion = {e: dict.fromkeys([*kinds, "missed"], 0) for e in kinds}
+    found: Counter[str] = Counter()
+    expected: Counter[str] = Counter()
+    predicted: Counter[str] = Counter()
+    for i, got in emitted.items():
+        case = cases[i]
+        right = [False] * len(got)
+        Scored().add(case, got, right)
+        for g, r in zip(got, right, strict=True):
+            predicted[g.kind.value] += 1
+            found[g.kind.value] += r
+        for exp in case.expected:
+            expected[exp["kind"]] += 1
+            near = next((g for g in got if any(t.lower() in g.content.lower()
+                                                for t in exp["must_contain_any"])), None)
+            confusion[exp["kind"]][near.kind.value if near else "missed"] += 1
+    per_kind = {k: {"recall": round(found[k] / expected[k], 3) if expected[k] else None,
+                    "precision": round(found[k] / predicted[k], 3) if predicted[k] else None,
+                    "expected": expected[k], "predicted": predicted[k]} for k in kinds}
+    return per_kind, confusion

@@ -1,0 +1,124 @@
+"""The learned extractor's parts on their own: statements, grouping, phrasing, the model file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memvet.extraction.learned.extractor import _groups, _sentences
+from memvet.extraction.learned.model import DEFAULT_MODEL_PATH, ExtractorModel, ExtractorModelError
+from memvet.extraction.learned.phrasing import needs_antecedent, render
+from memvet.extraction.learned.statements import statements
+from memvet.memory.errors import ConfigurationError
+from memvet.memory.ports import Message
+
+
+def test_statements_are_the_users_sentences_and_the_agents_answered_ones() -> None:
+    msgs = [
+        Message("user", "we use pnpm here. ```\nnpm install\n``` the lockfile is in the root"),
+        Message("assistant", "The CI image pins node 20. Shall I add a check?"),
+        Message("user", "yes, right"),
+        Message("tool", "ERROR something failed"),
+        Message("assistant", "Done. All 214 tests pass."),
+    ]
+    got = [(s.role, s.message, s.text) for s in statements(msgs)]
+    assert ("user", 0, "we use pnpm here.") in got
+    assert ("user", 0, "the lockfile is in the root") in got
+    assert not any("npm install" in t for _, _, t in got)  # code is cut
+    # the agent's message answered by the user is in, with the answer beside it...
+    agent = [s for s in statements(msgs) if s.role == "assistant"]
+    assert [s.text for s in agent] == ["The CI image pins node 20.", "Shall I add a check?"]
+    assert agent[0].answer.startswith("yes, right")
+    # ...the last one, which nobody answered, and the tool output are not
+    assert not any(m in (3, 4) for _, m, _ in got)
+    user = next(s for s in statements(msgs) if s.message == 2)
+    assert user.previous.startswith("The CI image")
+
+
+def test_a_confirmation_speaks_for_the_agents_finding_before_it() -> None:
+    msgs = [Message("user", "why does the deploy take 9 minutes?"),
+            Message("assistant", "The image is rebuilt from scratch on every deploy. "
+                                 "Layer caching is off in deploy.yml."),
+            Message("user", "yes exactly, that's deliberate")]
+    stmts = statements(msgs)
+    memorable = np.array([0.05 if s.role == "assistant" and s.position == 0 else 0.02
+                          for s in stmts])
+    memorable[[i for i, s in enumerate(stmts) if s.message == 1][1]] = 0.3
+    memorable[len(stmts) - 1] = 0.9  # the user's "yes exactly"
+    groups = _groups(stmts, memorable, threshold=0.5)
+    assert len(groups) == 1 and groups[0].message == 1  # the agent's message, not the "yes"
+    assert _sentences(stmts, groups[0]) == ["Layer caching is off in deploy.yml."]
+    assert groups[0].score == pytest.approx(0.9)
+    # a "yes" with nothing before it to confirm yields nothing
+    alone = statements([Message("user", "yes exactly")])
+    assert _groups(alone, np.array([0.9]), threshold=0.5) == []
+
+
+def test_kept_statements_of_one_message_make_one_candidate() -> None:
+    stmts = statements([Message("user", "We moved off Celery last spring. It leaked memory "
+                                        "under load. Anyway, run the tests."),
+                        Message("assistant", "ok")])
+    groups = _groups(stmts, np.array([0.8, 0.6, 0.1]), threshold=0.5)
+    assert len(groups) == 1 and groups[0].members == [0, 1]
+    assert _sentences(stmts, groups[0]) == ["We moved off Celery last spring.",
+                                            "It leaked memory under load."]
+
+
+def test_a_bare_pronoun_brings_its_antecedent() -> None:
+    stmts = statements([Message("user", "The nightly export runs at 02:00 UTC. It writes to "
+                                        "s3://acme-exports. Thanks!")])
+    groups = _groups(stmts, np.array([0.2, 0.9, 0.1]), threshold=0.5)
+    assert needs_antecedent("It writes to s3://acme-exports.")
+    assert _sentences(stmts, groups[0]) == ["The nightly export runs at 02:00 UTC.",
+                                            "It writes to s3://acme-exports."]
+
+
+@pytest.mark.parametrize(("sentences", "persona", "workspace", "expected"), [
+    (["Remember: we deploy on Tuesdays only"], False, "shop-api", "We deploy on Tuesdays only."),
+    (["ok so fyi the bucket is in eu-central-1"], False, "shop-api",
+     "The bucket is in eu-central-1."),
+    (["no, the bucket is in eu-central-1, not us-east-1"], False, "infra",
+     "The bucket is in eu-central-1, not us-east-1."),
+    (["In shop-api: the API listens on 4001"], False, "shop-api", "The API listens on 4001."),
+    (["in this repo, migrations need a down step"], False, "shop-api",
+     "Migrations need a down step."),
+    (["this repo uses pnpm"], False, "shop-api", "shop-api uses pnpm."),
+    (["shop-api uses pnpm, this repo never npm"], False, "shop-api",
+     "shop-api uses pnpm, this repo never npm."),
+    (["`make ship` deploys to fly"], False, "shop-api", "`make ship` deploys to fly."),
+    (["I review and commit myself, never commit for me"], True, None,
+     "The user reviews and commits themselves, never commit for the user."),
+])
+def test_phrasing(sentences: list[str], persona: bool, workspace: str | None,
+                  expected: str) -> None:
+    assert render(sentences, persona=persona, workspace=workspace) == expected
+
+
+def test_the_shipped_model_loads_and_fits_the_packaged_embedder() -> None:
+    model = ExtractorModel.load(DEFAULT_MODEL_PATH)
+    assert model.embedder_model_id == "sentence-transformers/all-MiniLM-L6-v2"
+    assert model.dimension == 384
+    assert {"threshold_turn", "threshold_compaction", "platt_a", "platt_b"} <= set(model.params)
+    assert DEFAULT_MODEL_PATH.stat().st_size < 8 * 1024 * 1024  # a small file
+
+
+def test_a_missing_or_broken_model_file_is_a_clear_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ExtractorModelError, match="missing"):
+        ExtractorModel.load(tmp_path / "none.npz")
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(DEFAULT_MODEL_PATH.read_bytes()[:5000])
+    with pytest.raises(ExtractorModelError, match="cannot be read"):
+        ExtractorModel.load(truncated)
+    pickled = tmp_path / "pickled.npz"
+    np.savez(pickled, format=np.array(1), kinds=np.array([object()], dtype=object))
+    with pytest.raises(ExtractorModelError):
+        ExtractorModel.load(pickled)  # object arrays need pickle: refused
+    model = ExtractorModel.load(DEFAULT_MODEL_PATH)
+    model.heads.memorable_w = model.heads.memorable_w[:10]
+    shrunk = tmp_path / "shrunk.npz"
+    model.save(shrunk)
+    with pytest.raises(ExtractorModelError, match="do not fit"):
+        ExtractorModel.load(shrunk)
+    assert issubclass(ExtractorModelError, ConfigurationError)
