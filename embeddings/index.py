@@ -69,6 +69,7 @@ class ChromaMemoryIndex:
             lexical=lexical,
             mirror_max=self.ranking.mirror_max,
             on_model_mismatch=on_model_mismatch,
+            pool_exact_max=self.ranking.pool_exact_max,
         )
 
     # ------------------------------------------------------------------ writes
@@ -173,6 +174,12 @@ class ChromaMemoryIndex:
         if limit <= 0 or not parts or not query.strip():
             return []
         qvec = np.asarray(self.embed_query(query), dtype=np.float32)
+        in_memory = sum(1 for p in parts if p.mirror is not None)
+        pool = (
+            self._partitions.ready_pool()
+            if in_memory >= max(2, self.ranking.pool_min_namespaces)
+            else None
+        )
         return self._search.search(
             parts,
             query,
@@ -180,4 +187,5 @@ class ChromaMemoryIndex:
             kinds=frozenset(kinds) if kinds else None,
             limit=limit,
             kind_weights=kind_weights,
+            pool=pool,
         )

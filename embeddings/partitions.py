@@ -42,6 +42,7 @@ from memvet.embeddings.chroma import (
 )
 from memvet.embeddings.lexical import BM25Index
 from memvet.embeddings.mirror import KIND_CODES, Mirror
+from memvet.embeddings.pool import Pool
 from memvet.memory.errors import InvalidKind
 from memvet.memory.kinds import Kind, parse_kind
 from memvet.memory.namespaces import Namespace
@@ -66,9 +67,19 @@ class Partition:
     """One namespace: its collection, documents, BM25 index, and vectors when small enough."""
 
     def __init__(
-        self, namespace: str, collection: Any, *, lexical: bool, mirror_max: int, dimension: int
+        self,
+        namespace: str,
+        collection: Any,
+        *,
+        lexical: bool,
+        mirror_max: int,
+        dimension: int,
+        code: int = 0,
+        pool: Pool | None = None,
     ) -> None:
         self.namespace = namespace
+        self.code = code  # this namespace's rows in the pool carry it
+        self.pool = pool
         self.collection = collection
         self.lexical = lexical
         self.mirror_max = mirror_max
@@ -86,9 +97,11 @@ class Partition:
         with self.lock:
             if self.mirror is not None:
                 if vector is None:
-                    self.mirror = None  # vectors not at hand: fall back to Chroma for good
+                    self._unmirror()  # vectors not at hand: fall back to Chroma for good
                 else:
                     self.mirror.set(memory_id, vector, doc.kind)
+                    if self.pool is not None:
+                        self.pool.set(self.code, memory_id, vector, doc.kind)
             old = self.docs.get(memory_id)
             if old is not None:
                 self.kind_counts[old.kind] -= 1
@@ -105,10 +118,27 @@ class Partition:
             old = self.docs.pop(memory_id, None)
             if self.mirror is not None:
                 self.mirror.remove(memory_id)
+                if self.pool is not None:
+                    self.pool.remove(self.code, [memory_id])
             if old is not None:
                 self.kind_counts[old.kind] -= 1
                 self.vectors.pop(old.kind, None)
                 self.bm25.remove([memory_id])
+
+    def _unmirror(self) -> None:
+        self.mirror = None
+        if self.pool is not None:
+            self.pool.remove_namespace(self.code)
+
+    def pool_rows(self) -> list[tuple[int, str, Kind, np.ndarray]]:
+        """This namespace's rows for the pool (none unless its vectors are in memory)."""
+        mirror = self.mirror
+        if mirror is None:
+            return []
+        kinds = list(KIND_CODES)
+        n = len(mirror)
+        return [(self.code, mirror.ids[i], kinds[int(mirror.kinds[i])], mirror.matrix[i])
+                for i in range(n)]
 
     def hashes(self) -> dict[str, str]:
         """{memory_id: content_hash} of everything in the partition."""
@@ -126,8 +156,9 @@ class Partition:
         )
         for row, (memory_id, doc) in enumerate(docs):
             self.put(memory_id, doc, vectors[row])
-        if self.mirror is not None and len(self.mirror) > self.mirror_max:
-            self.mirror = None  # grown past exact-scan size: HNSW from now on
+        with self.lock:
+            if self.mirror is not None and len(self.mirror) > self.mirror_max:
+                self._unmirror()  # grown past exact-scan size: HNSW from now on
 
     def delete(self, memory_ids: list[str]) -> None:
         """Delete memories from the collection and from memory."""
@@ -207,6 +238,15 @@ class Partition:
             self.vectors[kind] = (got_ids, matrix)
         return got_ids, matrix
 
+    def mirror_rows(self, memory_ids: list[str]) -> tuple[list[str], np.ndarray]:
+        """(ids found, their rows) from the in-memory vectors (none if not held in memory)."""
+        with self.lock:
+            mirror = self.mirror
+            if mirror is None:
+                return [], np.zeros((0, self.dimension), dtype=np.float32)
+            found = [i for i in memory_ids if i in mirror.row_of]
+            return found, mirror.matrix[[mirror.row_of[i] for i in found]]
+
     def nearest(self, qvec: np.ndarray, n: int) -> list[tuple[str, float]]:
         """The `n` approximate nearest neighbours from Chroma's HNSW, as (id, cosine)."""
         if n <= 0:
@@ -243,6 +283,7 @@ class Partitions:
         lexical: bool,
         mirror_max: int,
         on_model_mismatch: Literal["raise", "rebuild"],
+        pool_exact_max: int = 20_000,
     ) -> None:
         self.client = client
         self.embedder = embedder
@@ -252,6 +293,9 @@ class Partitions:
         self._ef = ExplicitEmbeddingFunction(embedder)
         self._by_namespace: dict[str, Partition] = {}
         self._lock = threading.RLock()
+        self._codes = 0
+        self.pool = Pool(int(embedder.dimension), exact_max=pool_exact_max)
+        self._pool_lock = threading.Lock()
         self._open_existing(on_model_mismatch)
 
     def get(self, namespace: str) -> Partition | None:
@@ -303,6 +347,25 @@ class Partitions:
             part = self._by_namespace.pop(namespace, None)
             if part is not None:
                 self.client.delete_collection(part.collection.name)
+                self.pool.remove_namespace(part.code)
+
+    def ready_pool(self) -> Pool:
+        """The pool of in-memory namespaces, built (or refitted, once it has doubled) now."""
+        pool = self.pool
+        if pool.built and not pool.stale():
+            return pool
+        with self._pool_lock:
+            if pool.built and not pool.stale():
+                return pool
+            parts = sorted(self.all(), key=lambda p: p.code)
+            for part in parts:  # no write may slip between a snapshot and the build
+                part.lock.acquire()
+            try:
+                pool.build(row for part in parts for row in part.pool_rows())
+            finally:
+                for part in parts:
+                    part.lock.release()
+        return pool
 
     def all(self) -> list[Partition]:
         """Every partition, as of now."""
@@ -341,12 +404,17 @@ class Partitions:
             )
 
     def _load(self, namespace: str, collection: Any) -> Partition:
+        with self._lock:
+            self._codes += 1
+            code = self._codes
         part = Partition(
             namespace,
             collection,
             lexical=self.lexical,
             mirror_max=self.mirror_max,
             dimension=int(self.embedder.dimension),
+            code=code,
+            pool=self.pool,
         )
         part.load()
         return part

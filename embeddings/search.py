@@ -1,7 +1,9 @@
 """The recall strategy across namespaces: dense and lexical candidates, fused, kind-weighted.
 
 For each partition searched:
-- dense candidates: an exact scan of its in-memory vectors (`Mirror`) when it is small; else
+- dense candidates: an exact scan of its in-memory vectors (`Mirror`) when it is small (when
+  several small namespaces are searched together, one scan of the `pool.Pool` that holds
+  all their vectors, and the best of them all rather than the best of each); else
   Chroma's HNSW, or, under a kind filter, an exact scan of that kind's vectors when the filter
   is narrow and an over-fetch from HNSW kept to the kinds when it is broad (Chroma's `where`
   would make HNSW walk the whole graph);
@@ -19,7 +21,7 @@ from __future__ import annotations
 import heapq
 import math
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -29,6 +31,7 @@ from memvet.embeddings.fusion import convex_fusion
 from memvet.embeddings.lexical import tokenize
 from memvet.embeddings.mirror import KIND_CODES
 from memvet.embeddings.partitions import Doc, Partition
+from memvet.embeddings.pool import Pool
 from memvet.memory.kinds import DEFAULT_KIND_WEIGHTS, Kind
 from memvet.memory.ports import SearchHit
 
@@ -45,6 +48,8 @@ class RankingSettings:
     mirror_max: int = 20_000  # namespaces up to this size keep their vectors in memory: exact scan
     exact_kind_max: int = 5000  # a kind filter selecting at most this many vectors: exact scan
     exact_kind_fraction: float = 0.2  # ... or at most this share of the namespace
+    pool_min_namespaces: int = 3  # this many in-memory namespaces searched together: one scan
+    pool_exact_max: int = 20_000  # past this many pooled rows: projected scan, exact rerank
 
 
 def kind_weight_table(kind_weights: Mapping[Kind, float] | None) -> Mapping[Kind, float]:
@@ -52,10 +57,32 @@ def kind_weight_table(kind_weights: Mapping[Kind, float] | None) -> Mapping[Kind
     return {**DEFAULT_KIND_WEIGHTS, **kind_weights} if kind_weights else DEFAULT_KIND_WEIGHTS
 
 
+_blas_limited = False
+
+
+def single_threaded_blas() -> None:
+    """numpy's BLAS (OpenBLAS) on one thread in this process, once.
+
+    The exact scans are matrix-vector products of a few MB: on threads they wait for each
+    other. Measured on the 2-core benchmark machine with other work running: a 2,000 x 384
+    product took 8 ms on OpenBLAS's 2 threads and 0.09 ms on one (100k rows: 16 vs 10 ms).
+    Concurrent recalls use the cores instead. A no-op where threadpoolctl is missing."""
+    global _blas_limited
+    if _blas_limited:
+        return
+    _blas_limited = True
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - installed with the package
+        return
+    ThreadpoolController().select(user_api="blas", internal_api="openblas").limit(limits=1)
+
+
 class HybridSearch:
     """Searches partitions for one query vector and text; owns the pool HNSW searches run in."""
 
     def __init__(self, ranking: RankingSettings, *, lexical: bool, max_workers: int) -> None:
+        single_threaded_blas()
         self.ranking = ranking
         self.lexical = lexical
         self._max_workers = max_workers
@@ -71,8 +98,11 @@ class HybridSearch:
         kinds: frozenset[Kind] | None,
         limit: int,
         kind_weights: Mapping[Kind, float] | None,
+        pool: Pool | None = None,
     ) -> list[SearchHit]:
-        """Top `limit` memories of these (distinct, non-empty) partitions, fused, kind-weighted."""
+        """Top `limit` memories of these (distinct, non-empty) partitions, fused, kind-weighted.
+
+        With a `pool`, the in-memory partitions' dense candidates come from one scan of it."""
         weights = kind_weight_table(kind_weights)
         qtokens = tokenize(query) if self.lexical else []
 
@@ -91,12 +121,20 @@ class HybridSearch:
                 dense_hits = dense_hits + part.cosines(qvec, missing)
             return part, dense_hits, lexical_hits
 
+        pooled: list[tuple[Partition, Candidates, Candidates]] = []
+        if pool is not None:
+            pooled = self._pooled(pool, [p for p in parts if p.mirror is not None], qtokens,
+                                  qvec, kinds, limit)
+            parts = [p for p in parts if p.mirror is None]
+
         # in-memory partitions are a few numpy calls: threads would only add overhead; the
         # ones on HNSW wait on Chroma, so they go to the pool and run concurrently
         remote = [p for p in parts if p.mirror is None]
         futures = [self._executor().submit(one, p) for p in remote] if len(remote) > 1 else []
         results = [one(p) for p in parts if p.mirror is not None or len(remote) == 1]
         results += [f.result() for f in futures]
+        results += pooled
+        parts = [r[0] for r in results]
 
         dense: dict[tuple[str, str], float] = {}
         lexical: dict[tuple[str, str], float] = {}
@@ -130,6 +168,61 @@ class HybridSearch:
             )
             for score, _, ns, memory_id, doc, f, w in top
         ]
+
+    def _pooled(
+        self,
+        pool: Pool,
+        parts: Sequence[Partition],
+        qtokens: list[str],
+        qvec: np.ndarray,
+        kinds: frozenset[Kind] | None,
+        limit: int,
+    ) -> list[tuple[Partition, Candidates, Candidates]]:
+        """Many in-memory namespaces searched as one: the best `dense_candidates` of them all
+        from one scan of the pool, and the best `lexical_candidates` of their BM25 matches,
+        as if they were one namespace; each candidate with its exact cosine."""
+        by_code = {p.code: p for p in parts}
+        dense: dict[Partition, Candidates] = {p: [] for p in parts}
+        n_dense = max(self.ranking.dense_candidates, 2 * limit)
+        for code, memory_id, score in pool.search(qvec, by_code, kinds, n_dense,
+                                                  self._cosines(by_code, qvec)):
+            dense[by_code[code]].append((memory_id, score))
+        lexical: dict[Partition, Candidates] = {p: [] for p in parts}
+        if qtokens:
+            found = [(p, i, s) for p in parts for i, s in self._lexical(p, qtokens, kinds, limit)]
+            n_lexical = max(self.ranking.lexical_candidates, 2 * limit)
+            if len(found) > n_lexical:
+                found = heapq.nlargest(n_lexical, found, key=lambda t: t[2])
+            missing: dict[int, list[str]] = {}
+            for part, memory_id, score in found:
+                lexical[part].append((memory_id, score))
+                missing.setdefault(part.code, []).append(memory_id)
+            for part in parts:  # lexical-only candidates get their exact cosine
+                seen = {i for i, _ in dense[part]}
+                missing[part.code] = [i for i in missing.get(part.code, []) if i not in seen]
+            for code, memory_id, score in self._cosines(by_code, qvec)(missing):
+                dense[by_code[code]].append((memory_id, score))
+        return [(p, dense[p], lexical[p]) for p in parts if dense[p] or lexical[p]]
+
+    @staticmethod
+    def _cosines(
+        by_code: Mapping[int, Partition], qvec: np.ndarray
+    ) -> Callable[[Mapping[int, list[str]]], list[tuple[int, str, float]]]:
+        """Exact cosines of (namespace code -> ids), from the mirrors, in one product."""
+
+        def exact(wanted: Mapping[int, list[str]]) -> list[tuple[int, str, float]]:
+            keys: list[tuple[int, str]] = []
+            rows: list[np.ndarray] = []
+            for code, ids in wanted.items():
+                got_ids, matrix = by_code[code].mirror_rows(ids)
+                keys.extend((code, i) for i in got_ids)
+                rows.append(matrix)
+            if not keys:
+                return []
+            sims = np.vstack(rows) @ qvec
+            return [(c, i, float(v)) for (c, i), v in zip(keys, sims, strict=True)]
+
+        return exact
 
     def close(self) -> None:
         """Stop the worker threads."""

@@ -20,12 +20,12 @@ from sqlalchemy.engine import Connection
 
 from memvet.memory.clock import isoformat, parse_iso
 from memvet.memory.errors import MemvetError, ValidationError
-from memvet.memory.kinds import Kind, parse_kind
+from memvet.memory.kinds import parse_kind
 from memvet.memory.namespaces import Namespace
-from memvet.memory.proposals import Proposal, clean_confidence, clean_content, content_key
+from memvet.memory.proposals import clean_confidence, clean_content, content_key
 from memvet.memory.records import Action, Source, Status
-from memvet.memory.store import outbox, review, tables
-from memvet.memory.store.observations import find_exact, insert_candidate
+from memvet.memory.store import outbox, tables
+from memvet.memory.store.tables import new_id
 
 IMPORT_ACTOR = "import"
 
@@ -234,8 +234,7 @@ def import_lines(conn: Connection, lines: Iterable[str], *, now: datetime) -> Im
         report.counts[record] = len(rows)
     if uncounted:
         _count_independent(conn, uncounted)
-    for _, item in parsed.minimal:
-        memory_id = _import_minimal(conn, item, now)
+    for memory_id in _import_minimal(conn, [item for _, item in parsed.minimal], now):
         if memory_id is None:
             report.skipped += 1
         else:
@@ -249,25 +248,84 @@ def import_lines(conn: Connection, lines: Iterable[str], *, now: datetime) -> Im
     return report
 
 
-def _import_minimal(conn: Connection, item: dict[str, Any], now: datetime) -> str | None:
-    """A bare memory from elsewhere: an approved candidate plus its memory. Exact duplicates
-    of an approved memory are skipped."""
-    kind = Kind(item["kind"])
-    key = content_key(item["content"])
-    existing = find_exact(conn, item["namespace"], kind, key)
-    if existing is not None and existing["status"] == Status.APPROVED.value:
-        return None
-    proposal = Proposal(
-        content=item["content"], kind=kind, namespace=item["namespace"], source=Source.MANUAL,
-        confidence=1.0, origin=None, created_by=IMPORT_ACTOR)
-    cand = insert_candidate(conn, proposal, IMPORT_ACTOR, now)
-    row = review.get_candidate_row(conn, cand.id)
-    row["observations"] = item["observations"]
-    conn.execute(tables.candidates.update().where(tables.candidates.c.id == cand.id)
-                 .values(observations=item["observations"]))
-    memory = review.approve(conn, row, None, actor=item["approved_by"], now=now,
-                            check_namespace=lambda ns: None)
-    return memory.id
+_PREFERENCE = {Status.PENDING.value: 0, Status.APPROVED.value: 1, Status.REJECTED.value: 2,
+               Status.ARCHIVED.value: 3}
+
+
+def _import_minimal(conn: Connection, items: list[dict[str, Any]],
+                    now: datetime) -> list[str | None]:
+    """Bare memories from elsewhere: each an approved candidate (with its origin and the
+    created/approved transitions) plus its memory and an index outbox row, written with one
+    statement per table. A memory is skipped (None) where its text's preferred equivalent
+    (pending first, as intake prefers) is already approved, earlier lines included."""
+    keys = [content_key(item["content"]) for item in items]
+    best = _preferred_status(conn, set(keys))
+    candidates_, origins_, transitions_, memories_, owed = [], [], [], [], []
+    out: list[str | None] = []
+    approved = _PREFERENCE[Status.APPROVED.value]
+    for item, key in zip(items, keys, strict=True):
+        slot = (item["namespace"], item["kind"], key)
+        if best.get(slot) == approved:
+            out.append(None)
+            continue
+        best[slot] = min(best.get(slot, approved), approved)
+        candidate_id, memory_id, actor = new_id(), new_id(), item["approved_by"]
+        content, kind, namespace = item["content"], item["kind"], item["namespace"]
+        candidates_.append({
+            "id": candidate_id, "content": content, "kind": kind, "namespace": namespace,
+            "source": Source.MANUAL.value, "confidence": 1.0,
+            "observations": item["observations"], "independent_observations": 1,
+            "status": Status.APPROVED.value, "content_key": key, "original_key": key,
+            "created_by": IMPORT_ACTOR, "created_at": now, "last_observed_at": now,
+            "touched_at": now, "reviewed_at": now, "reviewed_by": actor, "review_reason": None})
+        origins_.append({
+            "id": new_id(), "candidate_id": candidate_id, "turn_ref": None,
+            "source": Source.MANUAL.value, "conversation_id": None, "turn_id": None,
+            "excerpt": None, "content": content, "kind": kind, "namespace": namespace,
+            "confidence": 1.0, "created_by": IMPORT_ACTOR, "created_at": now})
+        values = {"content": content, "kind": kind, "namespace": namespace}
+        transitions_.append({
+            "candidate_id": candidate_id, "memory_id": None, "action": Action.CREATED.value,
+            "from_status": None, "to_status": Status.PENDING.value, "actor": IMPORT_ACTOR,
+            "at": now, "reason": None, "changes": {
+                **{k: {"from": None, "to": v} for k, v in values.items()},
+                "source": {"from": None, "to": Source.MANUAL.value},
+                "confidence": {"from": None, "to": 1.0}}})
+        transitions_.append({
+            "candidate_id": candidate_id, "memory_id": memory_id,
+            "action": Action.APPROVED.value, "from_status": Status.PENDING.value,
+            "to_status": Status.APPROVED.value, "actor": actor, "at": now, "reason": None,
+            "changes": {k: {"from": v, "to": v} for k, v in values.items()}})
+        memories_.append({
+            "id": memory_id, "candidate_id": candidate_id, "content": content, "kind": kind,
+            "namespace": namespace, "observations": item["observations"], "approved_at": now,
+            "approved_by": actor, "updated_at": now})
+        owed.append({"memory_id": memory_id, "namespace": namespace, "op": "upsert",
+                     "created_at": now})
+        out.append(memory_id)
+    for table, rows in ((tables.candidates, candidates_), (tables.origins, origins_),
+                        (tables.transitions, transitions_), (tables.memories, memories_),
+                        (tables.index_outbox, owed)):
+        if rows:
+            conn.execute(insert(table), rows)
+    return out
+
+
+def _preferred_status(conn: Connection, keys: set[str]) -> dict[tuple[str, str, str], int]:
+    """{(namespace, kind, text key): the preference of the status intake would pick} for
+    candidates whose current or original text has one of these keys."""
+    c = tables.candidates.c
+    found: dict[tuple[str, str, str], int] = {}
+    wanted = sorted(keys)
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        for column in (c.content_key, c.original_key):
+            rows = conn.execute(select(c.namespace, c.kind, column, c.status)
+                                .where(column.in_(chunk)))
+            for ns, kind, key, status in rows:
+                slot = (ns, kind, key)
+                found[slot] = min(found.get(slot, 9), _PREFERENCE[status])
+    return found
 
 
 def _count_independent(conn: Connection, candidate_ids: list[str]) -> None:

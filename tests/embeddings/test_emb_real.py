@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from equivalence_pairs import RELATED, SAME
 
-from memvet.embeddings.chroma import EmbeddingModelMismatch, make_chroma_client
+from memvet.embeddings.chroma import make_chroma_client
 from memvet.embeddings.equivalence import (
     DEFAULT_EQUIVALENCE_THRESHOLD,
     EmbeddingCandidateMatcher,
@@ -93,8 +93,13 @@ def test_recall_with_the_real_model_embedded(tmp_path: Path, onnx_embedder: Embe
     index.close()
     from memvet.embeddings.fake import FakeEmbedder
 
-    with pytest.raises(EmbeddingModelMismatch, match=MODEL_ID):
-        ChromaMemoryIndex(make_chroma_client(path=tmp_path / "c"), FakeEmbedder())
+    # another model gets collections of its own: it reads none of the packaged model's
+    other = ChromaMemoryIndex(make_chroma_client(path=tmp_path / "c"), FakeEmbedder())
+    assert other.snapshot() == {}
+    other.close()
+    again = ChromaMemoryIndex(make_chroma_client(path=tmp_path / "c"), onnx_embedder)
+    assert again.snapshot() and again.model_id == MODEL_ID
+    again.close()
 
 
 def test_recall_against_a_chroma_server(chroma_server_url: str, onnx_embedder: Embedder) -> None:
