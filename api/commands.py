@@ -287,10 +287,10 @@ def _switch_model(settings: Settings, client: Any, serving: str) -> int:
         shared = wiring.make_vectors(embedder, service.engine)
         target = wiring.make_index(settings, shared, client)
         model = wiring.model_record(embedder, settings)
-        print(f"memvet: building the recall index for {model.model_id} beside the one of "
-              f"{serving}, which serves until this completes", file=sys.stderr)
         bar = _Progress(f"reindex {model.model_id}", "memory")
         try:
+            print(f"memvet: building the recall index for {model.model_id} beside the one of "
+                  f"{serving}, which serves until this completes", file=sys.stderr, flush=True)
             report = service.build_index(target, model, bar)
         except KeyboardInterrupt:
             bar.close()

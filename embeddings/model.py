@@ -96,6 +96,13 @@ def load_sentence_transformer(model_path: Path | None = None, device: str = "cpu
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
 
+            try:  # no "Loading weights" bar on stderr: memvet draws its own, on terminals
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # untyped in transformers
+            except ImportError:  # pragma: no cover - transformers comes with s-t
+                pass
+
             model = SentenceTransformer(path, device=device, local_files_only=True)
             if model_path is None:
                 model.max_seq_length = MAX_SEQ_LENGTH
@@ -118,8 +125,9 @@ class SentenceTransformerEmbedder:
             self.dimension = DIMENSION
         else:  # a local model: its id now (cheap), its dimension from the loaded model
             self.model_id = local_model_id(Path(model_path))
-            dim = load_sentence_transformer(model_path, device).get_sentence_embedding_dimension()
-            self.dimension = int(dim)
+            model = load_sentence_transformer(model_path, device)
+            size = getattr(model, "get_embedding_dimension", None)  # renamed in s-t 6
+            self.dimension = int((size or model.get_sentence_embedding_dimension)())
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit-length vectors, batch-encoded; loads the model on first call."""
