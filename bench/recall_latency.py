@@ -37,6 +37,7 @@ from bench.common import (  # noqa: E402
 from memvet.embeddings.chroma import HnswSettings, make_chroma_client  # noqa: E402
 from memvet.embeddings.index import ChromaMemoryIndex  # noqa: E402
 from memvet.embeddings.onnx import OnnxEmbedder  # noqa: E402
+from memvet.embeddings.pool import Pool  # noqa: E402
 from memvet.embeddings.search import RankingSettings  # noqa: E402
 from memvet.memory.kinds import Kind  # noqa: E402
 from memvet.memory.ports import IndexedMemory  # noqa: E402
@@ -128,13 +129,15 @@ def run_size(
     queries: list[str],
     cached: CachedEmbedder,
     live: OnnxEmbedder,
-) -> tuple[list[list[object]], list[list[object]]]:
-    """Latency rows and HNSW recall rows for one corpus size."""
+) -> tuple[list[list[object]], list[list[object]], tuple[float, float, float, float]]:
+    """Latency rows, HNSW recall rows, and (p50, p95) of all-namespace recall over 50
+    namespaces and over one, timed side by side (query by query, alternating)."""
     ids = [f"m{i}" for i in range(size)]
     kinds = [KIND_MIX[(i * 7) % len(KIND_MIX)] for i in range(size)]
     rows: list[list[object]] = []
     recall_rows: list[list[object]] = []
     qvecs = np.asarray(live.embed(queries), dtype=np.float32)
+    opened: dict[int, tuple[ChromaMemoryIndex, list[str]]] = {}
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
         for layout in ("1 namespace", "50 namespaces"):
             n_ns = 1 if layout == "1 namespace" else 50
@@ -151,22 +154,75 @@ def run_size(
             index = ChromaMemoryIndex(client, live, query_cache_size=0)
             open_s = time.perf_counter() - t0
             all_ns = sorted(set(nss))
+            opened[n_ns] = (index, all_ns)
             cases = [
-                ("all", all_ns, None),
-                ("all, kind=decision (5%)", all_ns, [Kind.DECISION]),
-                ("all, kind=fact (40%)", all_ns, [Kind.FACT]),
+                ("all", all_ns, None, index),
+                ("all, kind=decision (5%)", all_ns, [Kind.DECISION], index),
+                ("all, kind=fact (40%)", all_ns, [Kind.FACT], index),
             ]
             if n_ns > 1:
-                cases.append(("one of the 50", [all_ns[0]], None))
-            for label, namespaces, kf in cases:
+                one_by_one = ChromaMemoryIndex(client, live, query_cache_size=0,
+                                               ranking=RankingSettings(pool_min_namespaces=10**6))
+                cases.append(("all, namespace by namespace (no pool)", all_ns, None, one_by_one))
+                cases.append(("one of the 50", [all_ns[0]], None, index))
+            for label, namespaces, kf, ix in cases:
                 p50, p95 = timed(
-                    lambda q, ix=index, ns=namespaces, k=kf: ix.search(q, ns, kinds=k, limit=10),
+                    lambda q, ix=ix, ns=namespaces, k=kf: ix.search(q, ns, kinds=k, limit=10),
                     queries,
                 )
                 rows.append([size, layout, label, p50, p95, f"{build_s:.0f}s / {open_s:.1f}s"])
+            if n_ns > 1:
+                one_by_one.close()
+        head = head_to_head(opened, queries)
+        for index, _ in opened.values():
             index.close()
         recall_rows = hnsw_recall(size, vectors[:size], qvecs, Path(tmp) / f"hnsw-{size}")
-    return rows, recall_rows
+    return rows, recall_rows, head
+
+
+def head_to_head(
+    opened: dict[int, tuple[ChromaMemoryIndex, list[str]]], queries: list[str]
+) -> tuple[float, float, float, float]:
+    """(p50, p95) over 50 namespaces, then over one, each query asked of both in turn."""
+    many, one = opened[50], opened[1]
+    for q in queries[:3]:
+        many[0].search(q, many[1], limit=10)
+        one[0].search(q, one[1], limit=10)
+    t_many, t_one = [], []
+    for q in queries:
+        for (index, nss), out in ((many, t_many), (one, t_one)):
+            t = time.perf_counter()
+            index.search(q, nss, limit=10)
+            out.append((time.perf_counter() - t) * 1000)
+    return (percentile(t_many, 50), percentile(t_many, 95), percentile(t_one, 50),
+            percentile(t_one, 95))
+
+
+def pool_recall(size: int, vectors: np.ndarray, qvecs: np.ndarray) -> list[list[object]]:
+    """The pool's projected scan + exact rerank against exact search, on the real vectors in
+    50 namespaces (what recall over the 50 uses past `pool_exact_max` rows)."""
+    out: list[list[object]] = []
+    exact_all = qvecs @ vectors.T
+    for reduced, rerank in ((64, 200), (96, 200), (96, 400), (128, 200)):
+        pool = Pool(vectors.shape[1], exact_max=0, reduced=reduced, rerank=rerank)  # projected
+        pool.build((i % 50, str(i), Kind.FACT, vectors[i]) for i in range(size))
+
+        def exact(wanted: dict[int, list[str]], qi: int = 0) -> list[tuple[int, str, float]]:
+            return [(c, i, float(exact_all[qi, int(i)])) for c, ids in wanted.items() for i in ids]
+
+        r10, r50, times = [], [], []
+        for qi in range(len(qvecs)):
+            truth = np.argsort(-exact_all[qi])[:50]
+            t = time.perf_counter()
+            got = pool.search(qvecs[qi], set(range(50)), None, 50,
+                              lambda w, qi=qi: exact(w, qi))
+            times.append((time.perf_counter() - t) * 1000)
+            ids = [int(m) for _, m, _ in got]
+            r10.append(len(set(ids[:10]) & set(truth[:10].tolist())) / 10)
+            r50.append(len(set(ids) & set(truth.tolist())) / 50)
+        out.append([size, reduced, rerank, float(np.mean(r10)), float(np.mean(r50)),
+                    percentile(times, 50), percentile(times, 95)])
+    return out
 
 
 HNSW_GRID = [(16, 100, 10), (16, 100, 40), (16, 100, 100), (32, 200, 100)]
@@ -232,11 +288,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     queries = [q.question for q in load_locomo().queries[:N_QUERIES]]
     t = [timed(lambda q: live.embed([q]), queries)]
     rows, recall_rows = [], []
+    head = (0.0, 0.0, 0.0, 0.0)
     for size in sizes:
-        r, rr = run_size(size, texts[:size], vectors, queries, cached, live)
+        r, rr, head = run_size(size, texts[:size], vectors, queries, cached, live)
         rows += r
         recall_rows += rr
+    biggest = max(sizes)
+    qvecs = np.asarray(live.embed(queries), dtype=np.float32)
+    pool_rows = pool_recall(biggest, vectors[:biggest], qvecs)
     h = HnswSettings()
+    r = RankingSettings()
     text = "\n\n".join(
         [
             f"Sizes {', '.join(map(str, sizes))}; in-process, embedded Chroma, ONNX query "
@@ -245,12 +306,19 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"ef_construction={h.ef_construction}, ef_search={h.ef_search}. The query "
             f"embedding alone: p50 {t[0][0]:.1f} ms, p95 {t[0][1]:.1f} ms. "
             "Build = upsert with precomputed vectors; open = reopening the index "
-            f"(BM25 rebuilt from Chroma). Load average at the end: {os.getloadavg()[0]:.1f} "
-            f"on {os.cpu_count()} cores (a shared machine: latencies scale with it).",
+            f"(BM25 rebuilt from Chroma). Namespaces up to {r.mirror_max:,} memories are held "
+            f"in memory; {r.pool_min_namespaces} or more of them searched together are one scan "
+            "of the pool (embeddings/pool.py). Load average at the end: "
+            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (a shared machine: "
+            "latencies scale with it).",
             table(["memories", "layout", "recall over", "p50 ms", "p95 ms", "build / open"], rows),
+            f"Side by side at {biggest:,} memories (each question asked of both layouts in "
+            f"turn): recall over all 50 namespaces p50 {head[0]:.1f} ms, p95 {head[1]:.1f} ms; "
+            f"over one namespace holding them all p50 {head[2]:.1f} ms, p95 {head[3]:.1f} ms: "
+            f"**p95 {head[1] / head[3]:.2f}×** one namespace (target ≤ 1.5×).",
             "HNSW recall@10 against exact search (Chroma alone, real MiniLM vectors of the "
             "corpus, the LoCoMo questions as queries; namespaces up to "
-            f"{RankingSettings().mirror_max} memories are searched exactly in memory instead):",
+            f"{r.mirror_max} memories are searched exactly in memory instead):",
             table(
                 [
                     "memories",
@@ -264,6 +332,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                 ],
                 recall_rows,
             ),
+            f"The pool past {r.pool_exact_max:,} rows: a scan of the rows projected on their "
+            "first principal components, then the best `rerank` by exact cosine; against "
+            f"exact search over the same {biggest:,} real vectors in 50 namespaces (the "
+            "default is 96 components, 200 reranked):",
+            table(["memories", "components", "rerank", "recall@10", "recall@50",
+                   "p50 ms", "p95 ms"], pool_rows),
         ]
     )
     write_result("recall_latency", text)

@@ -28,6 +28,8 @@ BENCHES: list[tuple[str, str, list[str]]] = [
     ("intake", "Intake throughput", []),
     ("locomo_recall", "Recall quality on LoCoMo", []),
     ("recall_latency", "Recall latency and HNSW recall", ["--quick"]),
+    ("import_speed", "Import throughput against a bare sentence-transformers encode", []),
+    ("server_start", "Server start with a big review queue", []),
     ("mem0_compare", "Side by side with mem0", []),
     ("api_latency", "API latency", []),
     ("hook_cold_start", "Claude Code hook cold start", []),
