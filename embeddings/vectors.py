@@ -14,6 +14,7 @@ SQLite would wait for a write the same thread holds open. Until then they wait i
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -21,6 +22,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from memvet.memory.ports import Embedder, VectorStore, text_hash
+
+log = logging.getLogger(__name__)
 
 DEFAULT_BATCH = 1024  # texts per call into the model
 DEFAULT_MEMORY = 8192  # vectors kept in process (~12 MB at 384 dimensions)
@@ -78,7 +81,12 @@ class EmbeddingCache:
                     found[h] = pending
         missing = list(dict.fromkeys(h for h in hashes if h not in found))
         if missing and self.store is not None:
-            for h, raw in self.store.load(self.model_id, missing).items():
+            try:
+                stored = self.store.load(self.model_id, missing)
+            except Exception:  # the store is an optimisation: embed what it cannot give
+                log.exception("reading stored vectors failed; embedding instead")
+                stored = {}
+            for h, raw in stored.items():
                 vec = np.frombuffer(raw, dtype="<f4").astype(np.float32)
                 if len(vec) == self.dimension:  # a vector of another shape is not this model's
                     found[h] = vec
@@ -122,7 +130,9 @@ class EmbeddingCache:
                 self._memory.popitem(last=False)
 
     def flush(self) -> None:
-        """Write vectors embedded since the last flush to the store (outside a DB write)."""
+        """Write vectors embedded since the last flush to the store (outside a DB write).
+
+        A failure is logged and the vectors wait for the next flush: they are a cache."""
         if self.store is None:
             return
         with self._lock:
@@ -133,6 +143,6 @@ class EmbeddingCache:
             self.store.save(self.model_id, {h: v.astype("<f4").tobytes()
                                             for h, v in batch.items()})
         except Exception:
-            with self._lock:  # keep them for the next flush
+            log.exception("storing %d vectors failed; they wait for the next flush", len(batch))
+            with self._lock:
                 self._unsaved = {**batch, **self._unsaved}
-            raise

@@ -148,3 +148,20 @@ def test_the_index_reads_what_the_matcher_embedded(client: Any) -> None:
     assert len(store.rows) == saved
     index.close()
     rebuilt.close()
+
+
+def test_a_failing_store_costs_embedding_never_an_answer() -> None:
+    class Down(DictStore):
+        def load(self, model_id: str, hashes: Sequence[str]) -> dict[str, bytes]:
+            raise OSError("database gone")
+
+        def save(self, model_id: str, vectors: Mapping[str, bytes]) -> None:
+            raise OSError("database gone")
+
+    emb = Counting()
+    cache = EmbeddingCache(emb, Down())
+    got = cache.vectors(["a", "b"], save=True)
+    assert got.shape == (2, 384) and emb.texts == 2
+    matcher = EmbeddingCandidateMatcher(cache)
+    matcher.add("c1", NS, Kind.FACT, "a")  # stored later, if ever; the matcher has it now
+    assert matcher.find(NS, Kind.FACT, "a", threshold=0.99) is not None
