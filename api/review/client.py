@@ -28,7 +28,14 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 from websockets.typing import Subprotocol
 
-from memvet.api.client import DEFAULT_URL, ApiError, ClientError, ServerUnavailable, Unauthenticated
+from memvet.api.client import (
+    DEFAULT_URL,
+    ApiError,
+    ClientError,
+    ServerUnavailable,
+    Unauthenticated,
+    result_of,
+)
 from memvet.api.review.models import (
     Approved,
     Candidate,
@@ -249,7 +256,7 @@ class ReviewClient:
     async def approve(self, candidate_id: str, edit: Edit | None = None, *,
                       supersede: str | None = None) -> Approved:
         """Approve (after `edit`, retiring `supersede`); the memory it became."""
-        m = _result(await self.execute(APPROVE, {
+        m = result_of(await self.execute(APPROVE, {
             "id": candidate_id, "edit": edit.as_input() if edit else None,
             "supersede": supersede}), "approveCandidate")
         return Approved(id=str(m["id"]), candidate_id=str(m["candidateId"]),
@@ -258,7 +265,7 @@ class ReviewClient:
 
     async def reject(self, candidate_id: str, reason: str | None = None) -> Candidate:
         """Reject with an optional reason; the candidate as it now is."""
-        return Candidate.of(_result(await self.execute(REJECT, {
+        return Candidate.of(result_of(await self.execute(REJECT, {
             "id": candidate_id, "reason": reason or None}), "rejectCandidate"))
 
     # ------------------------------------------------------------------ WebSocket
@@ -356,14 +363,4 @@ def _message(error: object) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or "the API refused the request")
     return "the API refused the request"
-
-
-def _result(data: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """The success member of a mutation's union result; a UserError raises ApiError."""
-    result = data.get(name)
-    if not isinstance(result, dict):
-        raise ApiError(f"the server returned no {name} result", "BAD_RESPONSE")
-    if "code" in result and "message" in result:
-        raise ApiError(str(result["message"]), str(result["code"]))
-    return result
 
