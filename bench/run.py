@@ -23,7 +23,7 @@ RESULTS = ROOT / "bench" / "results"
 
 # (module, title, extra args in quick mode)
 BENCHES: list[tuple[str, str, list[str]]] = [
-    ("extraction_quality", "Extraction quality (dev set)", []),
+    ("extraction_quality", "Extraction quality (the learned extractor)", []),
     ("extraction_speed", "Extraction speed", []),
     ("intake", "Intake throughput", []),
     ("locomo_recall", "Recall quality on LoCoMo", []),

@@ -4,7 +4,8 @@ Blocks, in this order (model.py keeps their sizes, train.py fits the vocabularie
 1. its words: TF-IDF over unigrams and bigrams (sublinear tf, l2-normalised);
 2. the other side of the exchange: the agent's message the user answered, or the user's
    answer to the agent (unigrams);
-3. its neighbours: the sentences before and after it in the same message (unigrams);
+3. its neighbours: the sentences before and after it in the same message (unigrams), and its
+   whole message (unigrams and bigrams: a story and its lesson decide the kind together);
 4. vectors from the packaged MiniLM (handed in through the Embedder port): the statement's,
    the previous sentence's, and the mean of the other side's message;
 5. a few shape features (role, position, length, question, date, code, pronouns, whether the
@@ -118,6 +119,11 @@ def neighbours(stmts: Sequence[Statement], k: int) -> str:
     around = [stmts[j].text for j in (k - 1, k + 1)
               if 0 <= j < len(stmts) and stmts[j].message == s.message]
     return " ".join(around)
+
+
+def whole_message(stmts: Sequence[Statement], k: int) -> str:
+    s = stmts[k]
+    return " ".join(t.text for t in stmts if t.message == s.message)[:2000]
 
 
 def shape(s: Statement, *, compaction: bool, workspace: str | None) -> np.ndarray:

@@ -31,12 +31,13 @@ from memvet.extraction.learned.features import (
     dense_block,
     neighbours,
     other_side,
+    whole_message,
 )
 from memvet.extraction.learned.statements import Statement
 from memvet.memory.errors import ConfigurationError
 from memvet.memory.kinds import Kind
 
-FORMAT = 1
+FORMAT = 2
 DEFAULT_MODEL_PATH = Path(__file__).resolve().with_name("model.npz")
 KINDS = tuple(Kind)
 
@@ -66,13 +67,15 @@ class ExtractorModel:
     text: Vocabulary
     other: Vocabulary
     around: Vocabulary
+    message: Vocabulary
     heads: Heads
     params: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ features
     @property
     def sparse_width(self) -> int:
-        return len(self.text.terms) + len(self.other.terms) + len(self.around.terms)
+        return (len(self.text.terms) + len(self.other.terms) + len(self.around.terms)
+                + len(self.message.terms))
 
     @property
     def width(self) -> int:
@@ -84,6 +87,7 @@ class ExtractorModel:
             self.text.transform([s.text for s in stmts]),
             self.other.transform([other_side(s) for s in stmts]),
             self.around.transform([neighbours(stmts, k) for k in range(len(stmts))]),
+            self.message.transform([whole_message(stmts, k) for k in range(len(stmts))]),
         ]).tocsr()
 
     def features(self, stmts: Sequence[Statement], vectors: np.ndarray, *, compaction: bool,
@@ -129,7 +133,8 @@ class ExtractorModel:
             "persona_w": h.persona_w, "persona_b": np.array(h.persona_b),
             "prefilter_w": h.prefilter_w, "prefilter_b": np.array(h.prefilter_b),
         }
-        for name, vocab in (("text", self.text), ("other", self.other), ("around", self.around)):
+        for name, vocab in (("text", self.text), ("other", self.other), ("around", self.around),
+                            ("message", self.message)):
             arrays[f"{name}_terms"] = np.array(vocab.terms)
             arrays[f"{name}_idf"] = vocab.idf
             arrays[f"{name}_ngram"] = np.array(vocab.ngram)
@@ -170,11 +175,12 @@ class ExtractorModel:
         vocabs = {
             name: Vocabulary([str(t) for t in d[f"{name}_terms"]],
                              d[f"{name}_idf"].astype(np.float32), int(d[f"{name}_ngram"]))
-            for name in ("text", "other", "around")
+            for name in ("text", "other", "around", "message")
         }
         model = cls(
             embedder_model_id=str(d["embedder_model_id"]), dimension=int(d["dimension"]),
             text=vocabs["text"], other=vocabs["other"], around=vocabs["around"],
+            message=vocabs["message"],
             heads=Heads(
                 memorable_w=d["memorable_w"].astype(np.float32),
                 memorable_b=float(d["memorable_b"]),

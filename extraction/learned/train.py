@@ -34,7 +34,13 @@ from scipy import sparse
 
 from memvet.extraction.learned.corpus import CORPUS_DIR, Case, corpus_files, load_cases
 from memvet.extraction.learned.extractor import LearnedExtractor
-from memvet.extraction.learned.features import Vocabulary, dense_block, neighbours, other_side
+from memvet.extraction.learned.features import (
+    Vocabulary,
+    dense_block,
+    neighbours,
+    other_side,
+    whole_message,
+)
 from memvet.extraction.learned.model import DEFAULT_MODEL_PATH, KINDS, ExtractorModel, Heads
 from memvet.memory.kinds import Kind
 from memvet.memory.ports import Embedder, ExtractedCandidate, ExtractionContext
@@ -57,7 +63,9 @@ class Recipe:
     other_weight: float = 0.5
     around_weight: float = 0.5
     around_weight_kind: float = 1.0
-    dense_weight: float = 0.5
+    message_weight: float = 2.0
+    message_weight_kind: float = 4.0
+    dense_weight: float = 1.0
     text_min_df: int = 2
     text_max_terms: int = 40_000
     context_min_df: int = 3
@@ -117,6 +125,7 @@ class Matrix:
     text: list[str]
     other: list[str]
     around: list[str]
+    message: list[str]
     dense: np.ndarray
     memorable: np.ndarray  # bool
     kind: np.ndarray  # index into KINDS, -1 for none
@@ -124,7 +133,8 @@ class Matrix:
 
 
 def matrix(cases: Sequence[Case], embedder: CachedEmbedder) -> Matrix:
-    text, other, around, dense, mem, kind, persona = [], [], [], [], [], [], []
+    text, other, around, message = [], [], [], []
+    dense, mem, kind, persona = [], [], [], []
     for c in cases:
         st = c.statements
         if not st:
@@ -136,13 +146,14 @@ def matrix(cases: Sequence[Case], embedder: CachedEmbedder) -> Matrix:
             text.append(s.text)
             other.append(other_side(s))
             around.append(neighbours(st, k))
+            message.append(whole_message(st, k))
             item = c.item_of[k]
             mem.append(item >= 0)
             exp = c.expected[item] if item >= 0 else {}
             kind.append([k_.value for k_ in KINDS].index(exp["kind"]) if exp else -1)
             persona.append(exp.get("namespace") == "persona")
-    return Matrix(text, other, around, np.vstack(dense), np.asarray(mem), np.asarray(kind),
-                  np.asarray(persona))
+    return Matrix(text, other, around, message, np.vstack(dense), np.asarray(mem),
+                  np.asarray(kind), np.asarray(persona))
 
 
 # --------------------------------------------------------------------------- fitting
@@ -157,8 +168,10 @@ def fit(m: Matrix, recipe: Recipe, *, embedder_model_id: str, dimension: int,
                            max_terms=recipe.context_max_terms)
     around = Vocabulary.fit(m.around, ngram=1, min_df=recipe.context_min_df,
                             max_terms=recipe.context_max_terms)
+    message = Vocabulary.fit(m.message, ngram=2, min_df=recipe.context_min_df,
+                             max_terms=recipe.text_max_terms)
     blocks = [text.transform(m.text), other.transform(m.other), around.transform(m.around),
-              sparse.csr_matrix(m.dense)]
+              message.transform(m.message), sparse.csr_matrix(m.dense)]
 
     def scaled(weights: Sequence[float]) -> tuple[sparse.csr_matrix, np.ndarray]:
         scale = np.concatenate([np.full(b.shape[1], w, dtype=np.float32)
@@ -166,12 +179,14 @@ def fit(m: Matrix, recipe: Recipe, *, embedder_model_id: str, dimension: int,
         x = sparse.hstack(blocks).tocsr() @ sparse.diags(scale)
         return sparse.csr_matrix(x), scale
 
-    det_w = (1.0, recipe.other_weight, recipe.around_weight, recipe.dense_weight)
-    kind_w = (1.0, recipe.other_weight, recipe.around_weight_kind, recipe.dense_weight)
+    det_w = (1.0, recipe.other_weight, recipe.around_weight, recipe.message_weight,
+             recipe.dense_weight)
+    kind_w = (1.0, recipe.other_weight, recipe.around_weight_kind, recipe.message_weight_kind,
+              recipe.dense_weight)
     x_det, s_det = scaled(det_w)
     x_kind, s_kind = scaled(kind_w)
-    x_pre, s_pre = scaled((*det_w[:3], 0.0))
-    n_words = sum(b.shape[1] for b in blocks[:3])
+    x_pre, s_pre = scaled((*det_w[:4], 0.0))
+    n_words = sum(b.shape[1] for b in blocks[:4])
 
     memorable = LogisticRegression(C=recipe.memorable_c, max_iter=2000).fit(x_det, m.memorable)
     pos = np.flatnonzero(m.memorable)
@@ -196,7 +211,8 @@ def fit(m: Matrix, recipe: Recipe, *, embedder_model_id: str, dimension: int,
         prefilter_b=float(pre.intercept_[0]),
     )
     return ExtractorModel(embedder_model_id=embedder_model_id, dimension=dimension, text=text,
-                          other=other, around=around, heads=heads, params=dict(params))
+                          other=other, around=around, message=message, heads=heads,
+                          params=dict(params))
 
 
 # --------------------------------------------------------------------------- scoring
