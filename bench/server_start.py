@@ -70,7 +70,7 @@ def start_seconds(data_dir: Path) -> float:
     """`memvet serve` from launch until /healthz answers."""
     port = free_port()
     env = {**os.environ, "MEMVET_DATA_DIR": str(data_dir), "MEMVET_CACHE_DIR": str(CACHE),
-           "MEMVET_PORT": str(port), "HF_HUB_OFFLINE": "1"}
+           "MEMVET_PORT": str(port), "HF_HUB_OFFLINE": "1", "MEMVET_EXTRACTOR": "heuristic"}
     log = data_dir.parent / f"{data_dir.name}-serve.log"
     with log.open("ab") as out:
         t = time.perf_counter()
@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> None:
         bare_start, bare_first = first_submit_ms(full, "another note about the nightly build")
     e, q = statistics.median(times["empty"]), statistics.median(times["queue"])
     text = "\n\n".join([
-        f"`memvet serve` (SQLite, embedded Chroma, ONNX embedder) from launch until `/healthz` "
+        f"`memvet serve` (SQLite, embedded Chroma, ONNX embedder, the heuristic extractor) "
+        "from launch until `/healthz` "
         f"answers; median of {args.rounds} alternating starts each. Load average at the end: "
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
         table(["data dir", "start s (median)", "starts"], [

@@ -73,6 +73,18 @@ class ChromaMemoryIndex:
         )
 
     # ------------------------------------------------------------------ writes
+    def embed_ahead(self, memories: Sequence[IndexedMemory]) -> None:
+        """Embed (and store) what `upsert` of these memories will need, without writing them:
+        the core runs it for the next batch while this one is written."""
+        texts = []
+        for m in memories:
+            part = self._partitions.get(m.namespace)
+            old = part.docs.get(m.id) if part is not None else None
+            if old is None or old.hash != index_hash(m.kind, m.content):
+                texts.append(m.content)
+        if texts:
+            self.vectors.vectors(texts, save=True)
+
     def upsert(
         self,
         memories: Sequence[IndexedMemory],

@@ -51,6 +51,7 @@ from memvet.memory.ports import Embedder, index_hash
 log = logging.getLogger(__name__)
 
 _PAGE = 5000  # rows per Chroma read when loading a whole collection
+META_CONTENT = "content"  # a memory's text, in its row's metadata
 _ID_BATCH = 2000  # ids per Chroma read by id
 
 
@@ -148,11 +149,16 @@ class Partition:
     # ------------------------------------------------------------------ Chroma writes
     def write(self, docs: Sequence[tuple[str, Doc]], vectors: np.ndarray) -> None:
         """Store memories (row i of `vectors` is docs[i]'s) in the collection, then in memory."""
+        # The text goes in the metadata, not in `documents`: Chroma builds a full-text index of
+        # documents, which memvet never queries (its BM25 is its own), and that index was a
+        # third of the write (6,000 rows: 3.3 s with documents, 2.3 s without).
         self.collection.upsert(
             ids=[i for i, _ in docs],
             embeddings=vectors,  # always explicit
-            documents=[doc.content for _, doc in docs],
-            metadatas=[{"kind": doc.kind.value, "content_hash": doc.hash} for _, doc in docs],
+            metadatas=[
+                {"kind": doc.kind.value, "content_hash": doc.hash, META_CONTENT: doc.content}
+                for _, doc in docs
+            ],
         )
         for row, (memory_id, doc) in enumerate(docs):
             self.put(memory_id, doc, vectors[row])
@@ -215,7 +221,7 @@ class Partition:
                     str(stored)[:40],
                 )
                 continue
-            text = text or ""
+            text = str(meta.get(META_CONTENT) or text or "")  # documents: written before
             h = str(meta.get("content_hash") or index_hash(kind, text))
             vector = None if vec is None else np.asarray(vec, dtype=np.float32)
             yield memory_id, Doc(kind, text, h), vector

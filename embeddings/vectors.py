@@ -41,6 +41,9 @@ class EmbeddingCache:
         batch_size: int = DEFAULT_BATCH,
     ) -> None:
         self.inner = embedder
+        # an embedder may hand back an array directly (onnx.OnnxEmbedder): no Python floats
+        self._embed_array: Callable[[list[str]], np.ndarray] | None = getattr(
+            embedder, "embed_array", None)
         self.store = store
         self.model_id = embedder.model_id
         self.dimension = int(embedder.dimension)
@@ -99,7 +102,13 @@ class EmbeddingCache:
             keys = list(todo)
             for start in range(0, len(keys), self.batch_size):
                 chunk = keys[start : start + self.batch_size]
-                fresh = np.asarray(self.inner.embed([todo[h] for h in chunk]), dtype=np.float32)
+                batch_texts = [todo[h] for h in chunk]
+                fresh = np.asarray(
+                    self._embed_array(batch_texts)
+                    if self._embed_array is not None
+                    else self.inner.embed(batch_texts),
+                    dtype=np.float32,
+                )
                 if fresh.shape != (len(chunk), self.dimension):
                     raise ValueError(
                         f"embedder {self.model_id} returned {fresh.shape[-1]}-d vectors, "

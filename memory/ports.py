@@ -147,7 +147,11 @@ ProgressCallback = Callable[[int, int], None]
 
 @runtime_checkable
 class MemoryIndex(Protocol):
-    """The recall side: approved memories only, one partition per namespace."""
+    """The recall side: approved memories only, one partition per namespace.
+
+    An index may also offer `embed_ahead(memories)`: embed what a later `upsert` of them needs,
+    writing nothing (`EmbedsAhead`); bulk work then embeds one batch while it writes the last.
+    """
 
     def upsert(self, memories: Sequence[IndexedMemory]) -> None: ...
 
@@ -168,6 +172,13 @@ class MemoryIndex(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class EmbedsAhead(Protocol):
+    """An index that can embed a batch before it is written (see MemoryIndex)."""
+
+    def embed_ahead(self, memories: Sequence[IndexedMemory]) -> None: ...
 
 
 @dataclass(frozen=True)

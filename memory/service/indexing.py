@@ -15,18 +15,21 @@ what the target already holds with the right content is not written again.
 from __future__ import annotations
 
 import logging
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
 
-from memvet.memory.ports import IndexedMemory, MemoryIndex, index_hash
+from memvet.memory.ports import EmbedsAhead, IndexedMemory, MemoryIndex, index_hash
 from memvet.memory.store import memories, outbox
 
 log = logging.getLogger(__name__)
-BATCH = 1024  # memories per index upsert: one embedding batch, one Chroma write per namespace
-DRAIN_ROWS = 5000  # outbox rows read at a time
+BATCH = 512  # memories per index upsert: one embedding batch, one Chroma write per namespace
+DRAIN_ROWS = 20_000  # outbox rows read at a time
+AHEAD = 2  # batches embedded at once ahead of the writes (at most one per core)
 
 
 @dataclass(frozen=True)
@@ -81,10 +84,7 @@ class IndexSync:
                 try:
                     for ns, gone in removals.items():
                         self._index.remove(ns, sorted(gone))
-                    for start in range(0, len(upserts), BATCH):
-                        self._index.upsert(upserts[start:start + BATCH])
-                        if progress:
-                            progress(done + min(start + BATCH, len(upserts)), owed_total)
+                    upsert_batches(self._index, upserts, _counter(progress, done, owed_total))
                 except Exception:
                     log.exception("recall index update failed; it stays queued for "
                                   "reconciliation")
@@ -130,15 +130,49 @@ class IndexSync:
             total = len(stale)
             if progress:
                 progress(0, total)
-            for start in range(0, total, BATCH):
-                index.upsert(stale[start:start + BATCH])
-                for item in stale[start:start + BATCH]:
-                    changed.setdefault(item.namespace, set()).add(item.id)
-                if progress:
-                    progress(min(start + BATCH, total), total)
+            upsert_batches(index, stale, _counter(progress, 0, total))
+            for item in stale:
+                changed.setdefault(item.namespace, set()).add(item.id)
             if last is not None:
                 with self._engine.begin() as conn:
                     outbox.clear_through(conn, last)
             if into is None:
                 self._announce(changed)
             return ReconcileReport(checked=len(rows), upserted=total, removed=removed)
+
+
+def upsert_batches(index: MemoryIndex, items: Sequence[IndexedMemory],
+                   step: Callable[[int], None]) -> None:
+    """Upsert `items` BATCH at a time, `step` hearing each batch's size. An index that embeds
+    ahead (ports.EmbedsAhead) embeds the next batches in worker threads (one per core, at most
+    AHEAD) while this one is written, so the model and the writes (database, Chroma) run side
+    by side."""
+    batches = [items[i:i + BATCH] for i in range(0, len(items), BATCH)]
+    if not isinstance(index, EmbedsAhead) or len(batches) < 2:
+        for batch in batches:
+            index.upsert(batch)
+            step(len(batch))
+        return
+    depth = max(1, min(AHEAD, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=depth, thread_name_prefix="memvet-embed") as workers:
+        ahead = [workers.submit(index.embed_ahead, b) for b in batches[:depth]]
+        for k, batch in enumerate(batches):
+            ahead[k].result()
+            if k + depth < len(batches):
+                ahead.append(workers.submit(index.embed_ahead, batches[k + depth]))
+            index.upsert(batch)
+            step(len(batch))
+
+
+def _counter(progress: Callable[[int, int], None] | None, start: int,
+             total: int) -> Callable[[int], None]:
+    """A step callback that reports (done so far, total) to `progress`."""
+    done = start
+
+    def step(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    return step

@@ -59,6 +59,16 @@ def test_onnx_agrees_with_sentence_transformers(onnx_embedder: OnnxEmbedder) -> 
     assert (torch_vecs * onnx_vecs).sum(axis=1).min() > 0.9999
 
 
+def test_bulk_embedding_gives_the_same_vectors(onnx_embedder: OnnxEmbedder) -> None:
+    """Large batches run on a session of their own (half the cores): same vectors."""
+    texts = [f"note {i}: the deploy of service {i % 7} needs {i} approvals" for i in range(300)]
+    bulk = onnx_embedder.embed_array(texts)  # over bulk_min: the bulk session
+    few = np.vstack([onnx_embedder.embed_array(texts[i : i + 10]) for i in range(0, 300, 10)])
+    assert bulk.dtype == np.float32 and bulk.shape == (300, DIMENSION)
+    assert (bulk * few).sum(axis=1).min() > 0.99999
+    assert np.allclose(np.asarray(onnx_embedder.embed(texts[:3])), few[:3], atol=1e-6)
+
+
 def test_int8_gets_its_own_model_id(tmp_path: Path) -> None:
     int8 = OnnxEmbedder(cache_dir=tmp_path, quantize=True)
     fp32 = OnnxEmbedder(cache_dir=tmp_path)

@@ -120,3 +120,36 @@ def test_start_reconciles_a_fresh_index(engine, clock) -> None:  # type: ignore[
     assert outbox_size(svc) == 0
     svc.close()
     assert index.closed
+
+
+class AheadIndex(FakeIndex):
+    """A FakeIndex that embeds ahead: records what was prepared, and when."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, int]] = []
+
+    def embed_ahead(self, memories: list[IndexedMemory]) -> None:
+        self.log.append(("ahead", len(memories)))
+
+    def upsert(self, memories: list[IndexedMemory]) -> None:  # type: ignore[override]
+        self.log.append(("upsert", len(memories)))
+        super().upsert(memories)
+
+
+def test_bulk_work_embeds_the_next_batch_while_writing_this_one() -> None:
+    from memvet.memory.ports import EmbedsAhead
+    from memvet.memory.service.indexing import BATCH, upsert_batches
+
+    index = AheadIndex()
+    assert isinstance(index, EmbedsAhead) and not isinstance(FakeIndex(), EmbedsAhead)
+    items = [IndexedMemory(f"m{i}", NS, Kind.FACT, f"note {i}") for i in range(2 * BATCH + 5)]
+    steps: list[int] = []
+    upsert_batches(index, items, steps.append)
+    assert steps == [BATCH, BATCH, 5] and len(index.contents()) == len(items)
+    # each batch was embedded ahead (in a worker, while the one before was written) and
+    # before it was written itself
+    aheads = [i for i, (kind, _) in enumerate(index.log) if kind == "ahead"]
+    upserts = [i for i, (kind, _) in enumerate(index.log) if kind == "upsert"]
+    assert len(aheads) == len(upserts) == 3
+    assert all(a < u for a, u in zip(aheads, upserts, strict=True))
