@@ -99,9 +99,11 @@ class LearnedExtractor:
         if threshold is None:
             threshold = float(params["threshold_compaction" if compaction else "threshold_turn"])
         groups = _groups(stmts, scored.memorable, threshold)
-        cap = max(int(params.get("cap", 3)), len({s.message for s in stmts}) // 12)
-        groups = sorted(groups, key=lambda g: -g.score)[:cap]
-        out = []
+        # 0-3 durable items in a stretch of 10-40 messages; a very long one may hold more
+        cap = max(int(params.get("cap", 3)), len({s.message for s in stmts}) // 20)
+        groups = sorted(groups, key=lambda g: -g.score)
+        out: list[ExtractedCandidate] = []
+        said: set[str] = set()
         for g in groups:
             weights = np.maximum(scored.memorable[g.members], 0.05)
             votes = (scored.kinds[g.members] * weights[:, None]).sum(axis=0)
@@ -110,8 +112,12 @@ class LearnedExtractor:
                 (scored.persona[g.members] * weights).sum() / weights.sum()) > 0.5
             content = phrasing.render(_sentences(stmts, g), persona=about_person,
                                       workspace=scored.workspace)
-            if not content:
+            key = " ".join(content.lower().split())
+            if not content or key in said:  # a remark repeated in a long stretch: once
                 continue
+            said.add(key)
+            if len(out) >= cap:
+                break
             ctx = scored.context
             namespace = (f"persona:{slugify(ctx.persona or 'default')}"
                          if about_person or scored.workspace is None
