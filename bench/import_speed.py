@@ -113,6 +113,9 @@ def main(argv: list[str] | None = None) -> None:
                     base / "texts.json", "onnx", cache_dir / "models"),
             }
             for label, run in runs.items():
+                if r and label == "sentence-transformers encode" and best[label] > 3 * min(
+                        best.values()):
+                    continue  # far behind its one-thread run on this machine: once is enough
                 seconds = run()
                 best[label] = min(best.get(label, float("inf")), seconds)
                 print(f"  round {r + 1}: {label}: {seconds:.1f} s", flush=True)
@@ -125,7 +128,8 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n\n".join([
         f"{args.n:,} memories (distinct LoCoMo sentences, 10 workspaces, mixed kinds) as minimal "
         "JSON Lines; best of "
-        f"{args.rounds} alternating runs of each, each in a fresh process. `memvet import` is "
+        f"{args.rounds} alternating runs of each (sentence-transformers on its default threads "
+        "only once when it is far behind), each in a fresh process. `memvet import` is "
         "timed end to end (process start, model load, validation, database writes, embedding, "
         "Chroma writes); the encodes around the encode call only, model loaded. Load average "
         f"at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
@@ -134,8 +138,8 @@ def main(argv: list[str] | None = None) -> None:
         "sentence-transformers encode of the same texts at its best (the faster of its "
         "default threads and one thread; target ≥ 0.9×), and "
         f"{onnx / best['memvet import (end to end)']:.2f}× memvet's own encoder alone: "
-        "the rest is process start, model load, the database "
-        "and Chroma.",
+        "the rest is process start, model load, the database and Chroma, which run while the "
+        "next batches are embedded (two at once, each on one thread here).",
     ])
     write_result("import_speed", text)
 

@@ -117,7 +117,7 @@ def test_every_transition_arrives_with_what_it_changed(server: Server) -> None:
             assert ev["action"] == "MEMORY_UPDATED"
             assert ev["memory"]["content"] == "Events: pnpm only"
 
-            other = await asyncio.to_thread(_remember, server, "Events: pnpm workspaces", space)
+            other = await asyncio.to_thread(_remember, server, "Events: the monorepo builds with pnpm workspaces", space)
             await ws.next_in(space)  # created
             await _do(server, 'mutation($id: ID!, $old: ID) { approveCandidate(id: $id, '
                               'supersede: $old) { __typename } }', {"id": other, "old": mid})
@@ -132,7 +132,7 @@ def test_every_transition_arrives_with_what_it_changed(server: Server) -> None:
                       {"id": approved["memoryId"]})
             ev = await ws.next_in(space)
             assert ev["action"] == "MEMORY_DELETED"
-            assert ev["deletedMemory"]["content"] == "Events: pnpm workspaces"
+            assert ev["deletedMemory"]["content"] == "Events: the monorepo builds with pnpm workspaces"
 
             rid = await asyncio.to_thread(_remember, server, "Events: to reject", space)
             await ws.next_in(space)

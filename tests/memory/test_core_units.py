@@ -55,6 +55,7 @@ def test_error_codes_are_stable() -> None:
         "InvalidKind": "INVALID_KIND", "InvalidNamespace": "INVALID_NAMESPACE",
         "InvalidTransition": "INVALID_TRANSITION", "ValidationError": "VALIDATION",
         "Unauthenticated": "UNAUTHENTICATED", "DataDirLocked": "DATA_DIR_LOCKED",
+        "ConfigurationError": "CONFIGURATION",
     }
 
 
