@@ -27,9 +27,7 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.common import (  # noqa: E402
+from bench.common import (
     CACHE,
     CachedEmbedder,
     load_locomo,
@@ -37,9 +35,9 @@ from bench.common import (  # noqa: E402
     table,
     write_result,
 )
-from memvet.api.settings import Settings  # noqa: E402
-from memvet.api.wiring import build_runtime, make_embedder  # noqa: E402
-from memvet.memory.access import Principal, Role  # noqa: E402
+from memvet.api.settings import Settings
+from memvet.api.wiring import build_runtime, make_embedder
+from memvet.memory.access import Principal, Role
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMESPACE = "workspace:bench"
@@ -149,7 +147,7 @@ def over_http(data_dir: Path, embedder: str, token: str, lat_q: list[str], tput_
               clients: int) -> tuple[tuple[float, float], float, tuple[float, float]]:
     port = _free_port()
     url = f"http://127.0.0.1:{port}/graphql"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMVET_DATA_DIR": str(data_dir),
+    env = {**os.environ, "MEMVET_DATA_DIR": str(data_dir),
            "MEMVET_EMBEDDER": embedder, "MEMVET_LOG_LEVEL": "WARNING",
            "MEMVET_SEMANTIC_EQUIVALENCE": "false", "HF_HUB_OFFLINE": "1",
            "ANONYMIZED_TELEMETRY": "False"}

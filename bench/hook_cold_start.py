@@ -3,7 +3,7 @@ process per event. Repeated subprocess runs, hyperfine-style, against a dead ser
 live one (`memvet serve` with the fake embedder and a few approved memories), with
 `python -c pass` as the floor. Prints p50/p95 and writes bench/results/hook_cold_start.md.
 
-    python bench/hook_cold_start.py [--runs 40] [--embedder fake]
+    python -m bench.hook_cold_start [--runs 40] [--embedder fake]
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from tests.fixtures.net import free_port, http_process
 
-from fixtures.net import free_port, http_process  # noqa: E402  (after the path tweak)
+ROOT = Path(__file__).resolve().parents[1]
 
 RESULTS = ROOT / "bench" / "results" / "hook_cold_start.md"
 
@@ -105,7 +104,7 @@ def main() -> int:
         (repo / ".git").mkdir(parents=True)
         payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "bench",
                               "cwd": str(repo), "source": "startup"}).encode()
-        base = {**os.environ, "PYTHONPATH": str(ROOT), "MEMVET_HOOK_LOG": f"{tmp}/hook.log"}
+        base = {**os.environ, "MEMVET_HOOK_LOG": f"{tmp}/hook.log"}
         dead = {**base, "MEMVET_URL": f"http://127.0.0.1:{free_port()}", "MEMVET_TOKEN": "x"}
 
         port = free_port()

@@ -26,11 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.common import table, write_result
+from bench.recall_latency import corpus
 
-from bench.common import table, write_result  # noqa: E402
-from bench.recall_latency import corpus  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 ONNX = "ONNX encode (memvet's encoder alone)"
 KINDS = ["fact", "event", "preference", "pattern", "fact", "decision", "postmortem", "event"]

@@ -15,7 +15,6 @@ import os
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -23,14 +22,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from memvet.memory.access import Principal, Role
+from memvet.memory.records import CandidateInput, OriginInput, Outcome, Source
+from memvet.memory.service import MemoryService
+from memvet.memory.store import migrate
+from memvet.memory.store.engine import make_engine
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-
-from memvet.memory.access import Principal, Role  # noqa: E402
-from memvet.memory.records import CandidateInput, OriginInput, Outcome, Source  # noqa: E402
-from memvet.memory.service import MemoryService  # noqa: E402
-from memvet.memory.store import migrate  # noqa: E402
-from memvet.memory.store.engine import make_engine  # noqa: E402
 
 AGENT = Principal(id="bench-agent", name="bench", role=Role.AGENT)
 KINDS = ["fact", "decision", "preference", "pattern", "postmortem", "event"]
@@ -132,10 +131,7 @@ def sqlite_url() -> Iterator[str]:
 @contextmanager
 def postgres_url() -> Iterator[str]:
     """A private PostgreSQL cluster, the same one the test suite starts (tests/fixtures)."""
-    tests = str(ROOT / "tests")
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
-    from fixtures.postgres import start_postgres
+    from tests.fixtures.postgres import start_postgres
 
     server = start_postgres()
     try:

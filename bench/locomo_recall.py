@@ -3,13 +3,12 @@
 Every dialog turn is an approved memory in `workspace:locomo-<sample_id>`; every QA item of
 categories 1-4 with evidence is a query narrowed to its conversation's namespace. Reports
 recall@5, recall@10 (share of a question's evidence turns in the top k) and MRR (of the first
-evidence turn). Run: `.venv/bin/python bench/locomo_recall.py [--data PATH]`.
+evidence turn). Run: `.venv/bin/python -m bench.locomo_recall [--data PATH]`.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -17,9 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.common import (  # noqa: E402
+from bench.common import (
     CACHE,
     LOCOMO_DEV,
     CachedEmbedder,
@@ -31,15 +28,15 @@ from bench.common import (  # noqa: E402
     table,
     write_result,
 )
-from memvet.embeddings.chroma import make_chroma_client  # noqa: E402
-from memvet.embeddings.fusion import rrf_fusion  # noqa: E402
-from memvet.embeddings.index import ChromaMemoryIndex  # noqa: E402
-from memvet.embeddings.lexical import BM25Index, tokenize  # noqa: E402
-from memvet.embeddings.model import SentenceTransformerEmbedder  # noqa: E402
-from memvet.embeddings.onnx import OnnxEmbedder  # noqa: E402
-from memvet.embeddings.search import RankingSettings  # noqa: E402
-from memvet.memory.kinds import Kind  # noqa: E402
-from memvet.memory.ports import IndexedMemory  # noqa: E402
+from memvet.embeddings.chroma import make_chroma_client
+from memvet.embeddings.fusion import rrf_fusion
+from memvet.embeddings.index import ChromaMemoryIndex
+from memvet.embeddings.lexical import BM25Index, tokenize
+from memvet.embeddings.model import SentenceTransformerEmbedder
+from memvet.embeddings.onnx import OnnxEmbedder
+from memvet.embeddings.search import RankingSettings
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import IndexedMemory
 
 Ranker = Callable[[Query, int], list[str]]
 

@@ -7,7 +7,7 @@ alternating which goes first, and timed end to end (query embedding included; me
 query cache is off). mem0ai 2.2.1 runs offline: telemetry off, an OpenAI LLM with a dummy
 key and a loopback base URL that `infer=False` never calls.
 
-Run: `.venv/bin/python bench/mem0_compare.py [--conversations N] [--queries N]`.
+Run: `.venv/bin/python -m bench.mem0_compare [--conversations N] [--queries N]`.
 """
 
 from __future__ import annotations
@@ -15,16 +15,13 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.common import (  # noqa: E402
+from bench.common import (
     CACHE,
     CachedEmbedder,
     load_locomo,
@@ -33,12 +30,12 @@ from bench.common import (  # noqa: E402
     table,
     write_result,
 )
-from memvet.embeddings.chroma import make_chroma_client  # noqa: E402
-from memvet.embeddings.index import ChromaMemoryIndex  # noqa: E402
-from memvet.embeddings.model import packaged_model_path  # noqa: E402
-from memvet.embeddings.onnx import OnnxEmbedder  # noqa: E402
-from memvet.memory.kinds import Kind  # noqa: E402
-from memvet.memory.ports import IndexedMemory  # noqa: E402
+from memvet.embeddings.chroma import make_chroma_client
+from memvet.embeddings.index import ChromaMemoryIndex
+from memvet.embeddings.model import packaged_model_path
+from memvet.embeddings.onnx import OnnxEmbedder
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import IndexedMemory
 
 
 def make_mem0(tmp: Path) -> Any:

@@ -6,7 +6,7 @@ Vectors are computed once and cached in bench/.cache/ (100k take ~15-20 min on 2
 run `--embed-only` in the background first). Queries are LoCoMo questions; every recall is
 timed end to end (query embedding included; the query cache is off).
 
-Run: `.venv/bin/python bench/recall_latency.py [--quick] [--embed-only] [--sizes 1000 10000]`.
+Run: `.venv/bin/python -m bench.recall_latency [--quick] [--embed-only] [--sizes 1000 10000]`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import re
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -23,9 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.common import (  # noqa: E402
+from bench.common import (
     CACHE,
     LOCOMO_DEV,
     CachedEmbedder,
@@ -34,13 +31,13 @@ from bench.common import (  # noqa: E402
     table,
     write_result,
 )
-from memvet.embeddings.chroma import HnswSettings, make_chroma_client  # noqa: E402
-from memvet.embeddings.index import ChromaMemoryIndex  # noqa: E402
-from memvet.embeddings.onnx import OnnxEmbedder  # noqa: E402
-from memvet.embeddings.pool import Pool  # noqa: E402
-from memvet.embeddings.search import RankingSettings  # noqa: E402
-from memvet.memory.kinds import Kind  # noqa: E402
-from memvet.memory.ports import IndexedMemory  # noqa: E402
+from memvet.embeddings.chroma import HnswSettings, make_chroma_client
+from memvet.embeddings.index import ChromaMemoryIndex
+from memvet.embeddings.onnx import OnnxEmbedder
+from memvet.embeddings.pool import Pool
+from memvet.embeddings.search import RankingSettings
+from memvet.memory.kinds import Kind
+from memvet.memory.ports import IndexedMemory
 
 # a skewed, plausible mix: many facts and events, few decisions and postmortems
 KIND_MIX = [Kind.FACT] * 8 + [Kind.EVENT] * 4 + [Kind.PREFERENCE] * 3 + [Kind.PATTERN] * 3

@@ -23,18 +23,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.common import table, write_result
+from bench.recall_latency import corpus
+from memvet.api.settings import Settings
+from memvet.api.wiring import build_runtime
+from memvet.memory.access import Principal, Role
+from memvet.memory.records import CandidateInput, OriginInput, Source
+from tests.fixtures.net import free_port, stop_process, wait_http
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from fixtures.net import free_port, stop_process, wait_http  # noqa: E402
-
-from bench.common import table, write_result  # noqa: E402
-from bench.recall_latency import corpus  # noqa: E402
-from memvet.api.settings import Settings  # noqa: E402
-from memvet.api.wiring import build_runtime  # noqa: E402
-from memvet.memory.access import Principal, Role  # noqa: E402
-from memvet.memory.records import CandidateInput, OriginInput, Source  # noqa: E402
 
 AGENT = Principal(id="bench-agent", name="bench", role=Role.AGENT)
 KINDS = ["fact", "event", "preference", "pattern", "decision", "postmortem"]

@@ -6,7 +6,7 @@ and so never reachable by recall. `reset()` at start-up only lists the candidate
 `EmbeddingCache` (vectors.py), which reads them back from the `candidate_vectors` table and
 embeds only the texts it has never seen. So start-up does not grow with the queue.
 
-Threshold (tests/embeddings/test_equivalence_threshold.py, 24 paraphrase pairs vs 24
+Threshold (tests/embeddings/test_real.py over equivalence_pairs.py, 24 paraphrase pairs vs 24
 same-topic-different-claim pairs, all-MiniLM-L6-v2): paraphrases score 0.45-0.94 (median
 0.87), related-but-different 0.27-0.90. The two highest related pairs differ only in numbers
 ("version 2.3.0 on March 4" / "2.4.0 on April 12", 0.90; "15 minutes" / "30 days", 0.87),

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,14 +13,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-# `fixtures` is imported as a top-level package from tests/ (pytest puts tests/ on sys.path
-# because it has no __init__.py); say so explicitly in case that ever changes.
-_TESTS_DIR = str(Path(__file__).resolve().parent)
-if _TESTS_DIR not in sys.path:
-    sys.path.insert(0, _TESTS_DIR)
-
-from fixtures.chroma import chroma_server_url  # noqa: E402, F401  (fixture)
-from fixtures.postgres import postgres_server, postgres_url  # noqa: E402, F401  (fixtures)
+from tests.fixtures.chroma import chroma_server_url  # noqa: E402, F401  (fixture)
+from tests.fixtures.postgres import postgres_server, postgres_url  # noqa: E402, F401  (fixtures)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from fixtures.net import free_port, http_process, wait_http
-from fixtures.postgres import PostgresServer
+
+from tests.fixtures.net import free_port, http_process, wait_http
+from tests.fixtures.postgres import PostgresServer
 
 ROOT = Path(__file__).resolve().parent.parent
 

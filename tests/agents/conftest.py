@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agents_support import Server, run_server
+
+from tests.agents.support import Server, run_server
 
 
 @pytest.fixture(scope="module")

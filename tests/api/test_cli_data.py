@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 import httpx
-from fixtures.net import free_port, wait_http
+
+from tests.fixtures.net import free_port, wait_http
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMVET = [sys.executable, "-m", "memvet.api.cli"]

@@ -3,7 +3,6 @@ and the index write loses nothing, and never exposes what is not approved."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -48,8 +47,7 @@ CHILD = textwrap.dedent("""
 
 def kill_during(data_dir: Path, action: str, target: str) -> None:
     proc = subprocess.run([sys.executable, "-c", CHILD, str(data_dir), action, target],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr[-2000:]
     assert "survived" not in proc.stdout
 

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from dashboard_support import CHROMIUM, CHROMIUM_ARGS, Server, memvet_server, require_chromium
+
+from tests.dashboard.support import CHROMIUM, CHROMIUM_ARGS, Server, memvet_server, require_chromium
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from graph_support import Server, run_server, settings_for
+
+from tests.graph.support import Server, run_server, settings_for
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from core_support import FakeClock, FakeIndex
 from sqlalchemy.engine import Engine
 
 from memvet.memory.service import MemoryService
 from memvet.memory.store import migrate
 from memvet.memory.store.engine import make_engine
+from tests.memory.support import FakeClock, FakeIndex
 
 
 @pytest.fixture(
