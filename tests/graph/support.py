@@ -1,5 +1,6 @@
-"""Helpers for the GraphQL tests: a real uvicorn server in a thread, an HTTP client, a
-graphql-transport-ws client, and tokens for every role."""
+"""Helpers for the GraphQL tests: the app in process (starlette's TestClient, no socket) for
+plain query and mutation behaviour, a real uvicorn server in a thread for what is about the
+transport, a graphql-transport-ws client, and tokens for every role."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 import uvicorn
+from starlette.testclient import TestClient
 from websockets.asyncio.client import ClientConnection, connect
 
 from memvet.api.app import create_app
@@ -25,32 +28,28 @@ from memvet.memory.ports import MemoryIndex
 from tests.fixtures.net import free_port, wait_http
 
 WS_PROTOCOL = "graphql-transport-ws"
+# What `post` answers: httpx's over a socket, httpx2's (starlette's TestClient) in process.
+Response = httpx.Response | httpx2.Response
 
 
-@dataclass
-class Server:
-    url: str
-    tokens: dict[str, str] = field(default_factory=dict)
-    settings: Settings | None = None  # the data dir it serves, for operator-side calls
+def _request(query: str, variables: dict[str, Any] | None, token: str | None
+             ) -> tuple[dict[str, Any], dict[str, str]]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    body: dict[str, Any] = {"query": query}
+    if variables is not None:
+        body["variables"] = variables
+    return body, headers
 
-    @property
-    def graphql_url(self) -> str:
-        return f"{self.url}/graphql"
 
-    @property
-    def ws_url(self) -> str:
-        return self.graphql_url.replace("http://", "ws://", 1)
+class GraphQLCalls:
+    """`gql` and `ok` over a subclass's `post`: one API for the in-process app and the server."""
+
+    tokens: dict[str, str]
 
     def post(self, query: str, variables: dict[str, Any] | None = None, *,
              token: str | None = None, as_: str | None = None,
-             timeout: float = 30.0) -> httpx.Response:
-        token = self.tokens[as_] if as_ is not None else token
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        body: dict[str, Any] = {"query": query}
-        if variables is not None:
-            body["variables"] = variables
-        with httpx.Client(trust_env=False, timeout=timeout) as client:
-            return client.post(self.graphql_url, json=body, headers=headers)
+             timeout: float = 30.0) -> Response:
+        raise NotImplementedError
 
     def gql(self, query: str, variables: dict[str, Any] | None = None, *,
             as_: str = "admin", token: str | None = None) -> dict[str, Any]:
@@ -67,6 +66,54 @@ class Server:
         assert "errors" not in body, body
         data: dict[str, Any] = body["data"]
         return data
+
+
+@dataclass
+class Server(GraphQLCalls):
+    """A real server on a loopback port (run_server): for WebSocket, streaming, concurrency,
+    other processes and the HTTP edge."""
+
+    url: str
+    tokens: dict[str, str] = field(default_factory=dict)
+    settings: Settings | None = None  # the data dir it serves, for operator-side calls
+
+    @property
+    def graphql_url(self) -> str:
+        return f"{self.url}/graphql"
+
+    @property
+    def ws_url(self) -> str:
+        return self.graphql_url.replace("http://", "ws://", 1)
+
+    def post(self, query: str, variables: dict[str, Any] | None = None, *,
+             token: str | None = None, as_: str | None = None,
+             timeout: float = 30.0) -> httpx.Response:
+        token = self.tokens[as_] if as_ is not None else token
+        body, headers = _request(query, variables, token)
+        with httpx.Client(trust_env=False, timeout=timeout) as client:
+            return client.post(self.graphql_url, json=body, headers=headers)
+
+
+@dataclass
+class AppClient(GraphQLCalls):
+    """create_app(settings) in process through starlette's TestClient (app_client): the
+    lifespan runs, requests go straight to the ASGI app, no socket and no server thread.
+
+    `client` is the TestClient for requests of a test's own (paths like "/graphql")."""
+
+    client: TestClient
+    tokens: dict[str, str] = field(default_factory=dict)
+    settings: Settings | None = None
+
+    graphql_url = "/graphql"
+
+    def post(self, query: str, variables: dict[str, Any] | None = None, *,
+             token: str | None = None, as_: str | None = None,
+             timeout: float = 30.0) -> Response:
+        """As Server.post (`timeout` is Server's; nothing waits on a socket here)."""
+        token = self.tokens[as_] if as_ is not None else token
+        body, headers = _request(query, variables, token)
+        return self.client.post(self.graphql_url, json=body, headers=headers)
 
 
 def make_tokens(settings: Settings, scopes: dict[str, tuple[Role, list[str] | None]]
@@ -121,6 +168,19 @@ def run_server(settings: Settings, *, index: MemoryIndex | None = None,
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+@contextlib.contextmanager
+def run_app(settings: Settings, *, index: MemoryIndex | None = None,
+            tokens: dict[str, tuple[Role, list[str] | None]] | None = None,
+            ) -> Iterator[AppClient]:
+    """create_app(settings) in process, its lifespan running, and tokens for every role.
+
+    The base URL's host is loopback, which the app's Host guard lets in."""
+    made = make_tokens(settings, DEFAULT_TOKENS if tokens is None else tokens)
+    app = create_app(settings, index=index, bootstrap_admin=False)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        yield AppClient(client=client, tokens=made, settings=settings)
 
 
 def settings_for(tmp_path: Path, **overrides: Any) -> Settings:

@@ -1,15 +1,26 @@
 """The access matrix: every query and mutation × agent/reviewer/admin, and namespace-scoped
-tokens against foreign namespaces. The human gate lives in the server, whatever the client."""
+tokens against foreign namespaces. The human gate lives in the server, whatever the client.
+
+In process, through one app for the whole module (see `app_client` below)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from tests.graph.support import REMEMBER, Server
+from tests.graph.support import REMEMBER, AppClient, run_app, settings_for
+
+
+@pytest.fixture(scope="module")
+def app_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppClient]:
+    """One in-process app for the module, in place of conftest's app per test: the matrix is a
+    hundred-odd cases of a request or two each, which an app start per case would outweigh, and
+    the scoped-token tests check a database that the whole module has filled."""
+    with run_app(settings_for(tmp_path_factory.mktemp("access"))) as client:
+        yield client
 
 ALL = {"agent", "reviewer", "admin"}
 REVIEW = {"reviewer", "admin"}
@@ -23,23 +34,24 @@ def _ns() -> str:
     return f"workspace:m-{uuid.uuid4().hex[:8]}"
 
 
-def _pending(server: Server, *, as_: str = "agent", namespace: str | None = None) -> str:
-    data = server.ok(REMEMBER, {"content": f"matrix fact {uuid.uuid4().hex}", "kind": "FACT",
-                                "namespace": namespace or _ns()}, as_=as_)
+def _pending(app_client: AppClient, *, as_: str = "agent", namespace: str | None = None) -> str:
+    data = app_client.ok(REMEMBER, {"content": f"matrix fact {uuid.uuid4().hex}", "kind": "FACT",
+                                    "namespace": namespace or _ns()}, as_=as_)
     cid: str = data["remember"]["id"]
     return cid
 
 
-def _memory(server: Server, namespace: str | None = None) -> str:
-    cid = _pending(server, namespace=namespace)
-    data = server.ok('mutation($id: ID!) { approveCandidate(id: $id) { ... on Memory { id } } }',
-                     {"id": cid}, as_="admin")
+def _memory(app_client: AppClient, namespace: str | None = None) -> str:
+    cid = _pending(app_client, namespace=namespace)
+    data = app_client.ok(
+        'mutation($id: ID!) { approveCandidate(id: $id) { ... on Memory { id } } }',
+        {"id": cid}, as_="admin")
     mid: str = data["approveCandidate"]["id"]
     return mid
 
 
-def _turn(server: Server, as_: str) -> str:
-    data = server.ok("""mutation($i: TurnInput!) { submitTurn(input: $i) {
+def _turn(app_client: AppClient, as_: str) -> str:
+    data = app_client.ok("""mutation($i: TurnInput!) { submitTurn(input: $i) {
         ... on TurnResult { turnId } } }""", {"i": {
         "conversationId": uuid.uuid4().hex, "turnId": "1",
         "messages": [{"role": "user", "content": "We always use pnpm here."}]}}, as_=as_)
@@ -65,12 +77,12 @@ def outcome(body: dict[str, Any]) -> str:
     return "ok"
 
 
-Op = Callable[[Server, str], dict[str, Any]]
+Op = Callable[[AppClient, str], dict[str, Any]]
 
 
-def q(query: str, variables: Callable[[Server, str], dict[str, Any]] | None = None) -> Op:
-    def run(server: Server, role: str) -> dict[str, Any]:
-        return server.gql(query, variables(server, role) if variables else None, as_=role)
+def q(query: str, variables: Callable[[AppClient, str], dict[str, Any]] | None = None) -> Op:
+    def run(app_client: AppClient, role: str) -> dict[str, Any]:
+        return app_client.gql(query, variables(app_client, role) if variables else None, as_=role)
     return run
 
 
@@ -145,7 +157,7 @@ OPERATIONS: list[tuple[str, set[str], Op]] = [
 ]
 
 
-def test_the_matrix_covers_every_root_field(server: Server) -> None:
+def test_the_matrix_covers_every_root_field(app_client: AppClient) -> None:
     from memvet.graph.schema import build_schema
 
     schema = build_schema()._schema
@@ -156,71 +168,74 @@ def test_the_matrix_covers_every_root_field(server: Server) -> None:
 
 @pytest.mark.parametrize("role", ["agent", "reviewer", "admin"])
 @pytest.mark.parametrize(("name", "allowed", "op"), OPERATIONS, ids=[o[0] for o in OPERATIONS])
-def test_access_matrix(server: Server, name: str, allowed: set[str], op: Op, role: str) -> None:
+def test_access_matrix(app_client: AppClient, name: str, allowed: set[str], op: Op,
+                       role: str) -> None:
     expected = "ok" if role in allowed else "forbidden"
-    assert outcome(op(server, role)) == expected, (name, role)
+    assert outcome(op(app_client, role)) == expected, (name, role)
 
 
-def test_an_agent_cannot_approve_anything_and_the_candidate_stays_pending(server: Server) -> None:
-    cid = _pending(server)
+def test_an_agent_cannot_approve_anything_and_the_candidate_stays_pending(
+        app_client: AppClient) -> None:
+    cid = _pending(app_client)
     for mutation in ("approveCandidate(id: $id)",
                      'approveCandidate(id: $id, edit: {content: "sneaky"})'):
-        body = server.gql(f"mutation($id: ID!) {{ {mutation} {{ {U} }} }}", {"id": cid},
-                          as_="agent")
+        body = app_client.gql(f"mutation($id: ID!) {{ {mutation} {{ {U} }} }}", {"id": cid},
+                              as_="agent")
         assert body["data"]["approveCandidate"]["code"] == "FORBIDDEN"
-    bulk = server.gql(f"mutation($id: ID!) {{ approveCandidates(ids: [$id]) {{ result {{ {U} }} "
-                      f"}} }}", {"id": cid}, as_="agent")
+    bulk = app_client.gql(
+        f"mutation($id: ID!) {{ approveCandidates(ids: [$id]) {{ result {{ {U} }} }} }}",
+        {"id": cid}, as_="agent")
     assert bulk["data"]["approveCandidates"][0]["result"]["code"] == "FORBIDDEN"
-    policy = server.gql(f"mutation {{ setAutoApprovePolicy(input: {{enabled: true, "
-                        f"minObservations: 1, minConfidence: 0}}) {{ {U} }} }}", as_="agent")
+    policy = app_client.gql(f"mutation {{ setAutoApprovePolicy(input: {{enabled: true, "
+                            f"minObservations: 1, minConfidence: 0}}) {{ {U} }} }}", as_="agent")
     assert policy["data"]["setAutoApprovePolicy"]["code"] == "FORBIDDEN"
-    status = server.ok("query($id: ID!) { candidate(id: $id) { status } }", {"id": cid},
-                       as_="reviewer")["candidate"]["status"]
+    status = app_client.ok("query($id: ID!) { candidate(id: $id) { status } }", {"id": cid},
+                           as_="reviewer")["candidate"]["status"]
     assert status == "PENDING"
-    assert server.ok("{ policy { enabled } }", as_="reviewer")["policy"]["enabled"] is False
+    assert app_client.ok("{ policy { enabled } }", as_="reviewer")["policy"]["enabled"] is False
 
 
-def test_agents_see_only_their_own_candidates(server: Server) -> None:
+def test_agents_see_only_their_own_candidates(app_client: AppClient) -> None:
     space = _ns()
-    mine = _pending(server, as_="agent", namespace=space)
-    theirs = _pending(server, as_="agent2", namespace=space)
+    mine = _pending(app_client, as_="agent", namespace=space)
+    theirs = _pending(app_client, as_="agent2", namespace=space)
     q_list = "query($ns: String) { candidates(namespace: $ns) { totalCount nodes { id } } }"
-    own = server.ok(q_list, {"ns": space}, as_="agent")["candidates"]["nodes"]
+    own = app_client.ok(q_list, {"ns": space}, as_="agent")["candidates"]["nodes"]
     assert [n["id"] for n in own] == [mine]
-    assert server.ok(q_list, {"ns": space}, as_="reviewer")["candidates"]["totalCount"] == 2
-    body = server.gql("query($id: ID!) { candidate(id: $id) { id } }", {"id": theirs},
-                      as_="agent")
+    assert app_client.ok(q_list, {"ns": space}, as_="reviewer")["candidates"]["totalCount"] == 2
+    body = app_client.gql("query($id: ID!) { candidate(id: $id) { id } }", {"id": theirs},
+                          as_="agent")
     assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND"
     # A recalled memory's candidate is hidden from an agent that did not propose it.
-    mid = _memory(server, namespace=space)
-    hits = server.ok("query($ns: String) { recall(query: \"matrix fact\", namespace: $ns) "
-                     "{ memory { id candidate { id } } } }", {"ns": space},
-                     as_="agent2")["recall"]
+    mid = _memory(app_client, namespace=space)
+    hits = app_client.ok("query($ns: String) { recall(query: \"matrix fact\", namespace: $ns) "
+                         "{ memory { id candidate { id } } } }", {"ns": space},
+                         as_="agent2")["recall"]
     assert {h["memory"]["id"] for h in hits} >= {mid}
     assert all(h["memory"]["candidate"] is None for h in hits if h["memory"]["id"] == mid)
 
 
 @pytest.fixture(scope="module")
-def world(server: Server) -> dict[str, Any]:
+def world(app_client: AppClient) -> dict[str, Any]:
     other = _ns()
     word = uuid.uuid4().hex[:10]
-    foreign_cand = _pending(server, namespace=other)
-    mine_cand = _pending(server, as_="scoped_agent", namespace=MINE)
-    foreign_mem = server.ok(
+    foreign_cand = _pending(app_client, namespace=other)
+    mine_cand = _pending(app_client, as_="scoped_agent", namespace=MINE)
+    foreign_mem = app_client.ok(
         'mutation($c: String!, $ns: String) { addCandidate(content: $c, kind: FACT, '
         'namespace: $ns) { ... on Candidate { id } } }',
         {"c": f"secret {word} lives elsewhere", "ns": other})["addCandidate"]["id"]
-    foreign_mem = server.ok('mutation($id: ID!) { approveCandidate(id: $id) '
-                            '{ ... on Memory { id } } }', {"id": foreign_mem}
-                            )["approveCandidate"]["id"]
-    mine_mem = server.ok(
+    foreign_mem = app_client.ok('mutation($id: ID!) { approveCandidate(id: $id) '
+                                '{ ... on Memory { id } } }', {"id": foreign_mem}
+                                )["approveCandidate"]["id"]
+    mine_mem = app_client.ok(
         'mutation($c: String!, $ns: String) { addCandidate(content: $c, kind: FACT, '
         'namespace: $ns) { ... on Candidate { id } } }',
         {"c": f"local {word} lives here", "ns": MINE})["addCandidate"]["id"]
-    mine_mem = server.ok('mutation($id: ID!) { approveCandidate(id: $id) '
-                         '{ ... on Memory { id } } }', {"id": mine_mem}
-                         )["approveCandidate"]["id"]
-    foreign_turn = server.ok("""mutation($i: TurnInput!) { submitTurn(input: $i) {
+    mine_mem = app_client.ok('mutation($id: ID!) { approveCandidate(id: $id) '
+                             '{ ... on Memory { id } } }', {"id": mine_mem}
+                             )["approveCandidate"]["id"]
+    foreign_turn = app_client.ok("""mutation($i: TurnInput!) { submitTurn(input: $i) {
         ... on TurnResult { turnId } } }""", {"i": {
         "conversationId": uuid.uuid4().hex, "turnId": "1", "workspace": other[10:],
         "messages": [{"role": "user", "content": "We always deploy on Tuesdays."}]}},
@@ -237,24 +252,24 @@ class TestScopedTokens:
 
     @pytest.mark.parametrize("who", ["scoped_reviewer", "scoped_agent"])
     def test_lists_and_recall_never_show_foreign_namespaces(
-            self, server: Server, world: dict[str, Any], who: str) -> None:
-        nodes = server.ok("{ candidates(first: 500) { nodes { namespace } } }",
-                          as_=who)["candidates"]["nodes"]
+            self, app_client: AppClient, world: dict[str, Any], who: str) -> None:
+        nodes = app_client.ok("{ candidates(first: 500) { nodes { namespace } } }",
+                              as_=who)["candidates"]["nodes"]
         assert {n["namespace"] for n in nodes} <= {self.MINE}
-        assert set(server.ok("{ namespaces }", as_=who)["namespaces"]) <= {self.MINE}
-        hits = server.ok('query($q: String!) { recall(query: $q, limit: 100) { memory { id '
-                         'namespace } } }', {"q": f"{world['word']} lives"}, as_=who)["recall"]
+        assert set(app_client.ok("{ namespaces }", as_=who)["namespaces"]) <= {self.MINE}
+        hits = app_client.ok('query($q: String!) { recall(query: $q, limit: 100) { memory { id '
+                             'namespace } } }', {"q": f"{world['word']} lives"}, as_=who)["recall"]
         assert [h["memory"]["id"] for h in hits] == [world["mine_mem"]]
-        body = server.gql('query($ns: String) { recall(query: "secret", namespace: $ns) '
-                          '{ score } }', {"ns": world["other"]}, as_=who)
+        body = app_client.gql('query($ns: String) { recall(query: "secret", namespace: $ns) '
+                              '{ score } }', {"ns": world["other"]}, as_=who)
         assert body["errors"][0]["extensions"]["code"] == "FORBIDDEN"
-        body = server.gql('query($ns: String) { candidates(namespace: $ns) { totalCount } }',
-                          {"ns": world["other"]}, as_=who)
+        body = app_client.gql('query($ns: String) { candidates(namespace: $ns) { totalCount } }',
+                              {"ns": world["other"]}, as_=who)
         assert body["errors"][0]["extensions"]["code"] == "FORBIDDEN"
 
     @pytest.mark.parametrize("who", ["scoped_reviewer", "scoped_agent"])
     def test_direct_access_to_foreign_ids_is_not_found(
-            self, server: Server, world: dict[str, Any], who: str) -> None:
+            self, app_client: AppClient, world: dict[str, Any], who: str) -> None:
         for query, var in [
             ("query($id: ID!) { candidate(id: $id) { id } }", world["foreign_cand"]),
             ("query($id: ID!) { transitions(candidateId: $id) { action } }",
@@ -262,24 +277,24 @@ class TestScopedTokens:
             ("query($id: ID!) { related(candidateId: $id) { score } }", world["foreign_cand"]),
             ("query($id: ID!) { turn(id: $id) { id } }", world["foreign_turn"]),
         ]:
-            body = server.gql(query, {"id": var}, as_=who)
+            body = app_client.gql(query, {"id": var}, as_=who)
             assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND", (query, body)
-        body = server.gql("query($id: ID!) { memory(id: $id) { id } }",
-                          {"id": world["foreign_mem"]}, as_=who)
+        body = app_client.gql("query($id: ID!) { memory(id: $id) { id } }",
+                              {"id": world["foreign_mem"]}, as_=who)
         code = body["errors"][0]["extensions"]["code"]
         assert code == ("NOT_FOUND" if who == "scoped_reviewer" else "FORBIDDEN")
 
-    def test_reviewer_views_are_scoped(self, server: Server, world: dict[str, Any]) -> None:
+    def test_reviewer_views_are_scoped(self, app_client: AppClient, world: dict[str, Any]) -> None:
         who = "scoped_reviewer"
-        mems = server.ok("{ memories(first: 500) { nodes { namespace } } }", as_=who)
+        mems = app_client.ok("{ memories(first: 500) { nodes { namespace } } }", as_=who)
         assert {n["namespace"] for n in mems["memories"]["nodes"]} == {self.MINE}
-        groups = server.ok("{ memoryGroups { namespace } }", as_=who)["memoryGroups"]
+        groups = app_client.ok("{ memoryGroups { namespace } }", as_=who)["memoryGroups"]
         assert [g["namespace"] for g in groups] == [self.MINE]
-        stats = server.ok("{ queueStats { pendingByNamespace { namespace } } }", as_=who)
+        stats = app_client.ok("{ queueStats { pendingByNamespace { namespace } } }", as_=who)
         assert {p["namespace"] for p in stats["queueStats"]["pendingByNamespace"]} <= {self.MINE}
 
     def test_foreign_writes_are_refused_and_write_nothing(
-            self, server: Server, world: dict[str, Any]) -> None:
+            self, app_client: AppClient, world: dict[str, Any]) -> None:
         who = "scoped_reviewer"
         other = world["other"]
         # Records of another namespace, found by id, do not exist for this token: NOT_FOUND,
@@ -298,7 +313,7 @@ class TestScopedTokens:
             ("mutation($id: ID!) { deleteMemory(id: $id) { %s } }", {"id": world["foreign_mem"]}),
         ]
         for template, variables in unseen:
-            body = server.gql(template % U, variables, as_=who)
+            body = app_client.gql(template % U, variables, as_=who)
             result = next(iter(body["data"].values()))
             assert result["__typename"] == "NotFoundError", (template, body)
             assert "workspace:" not in result["message"] and "persona:" not in result["message"]
@@ -316,31 +331,32 @@ class TestScopedTokens:
              '{ %s } }', {"ns": other}),
         ]
         for template, variables in attempts:
-            body = server.gql(template % U, variables, as_=who)
+            body = app_client.gql(template % U, variables, as_=who)
             result = next(iter(body["data"].values()))
             assert result["__typename"] == "ForbiddenError", (template, body)
-        turn = server.gql(f"""mutation($i: TurnInput!) {{ submitTurn(input: $i) {{ {U} }} }}""",
-                          {"i": {"conversationId": "c", "turnId": "1", "workspace": other[10:],
-                                 "messages": [{"role": "user", "content": "hi"}]}},
-                          as_="scoped_agent")
+        turn = app_client.gql(f"""mutation($i: TurnInput!) {{ submitTurn(input: $i) {{ {U} }} }}""",
+                              {"i": {"conversationId": "c", "turnId": "1", "workspace": other[10:],
+                                     "messages": [{"role": "user", "content": "hi"}]}},
+                              as_="scoped_agent")
         assert turn["data"]["submitTurn"]["__typename"] == "ForbiddenError"
         # Nothing was half-written: the foreign candidate is pending, both memories intact,
         # and our own candidate did not get approved on the way to a forbidden supersede.
-        check = server.ok("""query($a: ID!, $b: ID!, $m: ID!, $n: ID!) {
+        check = app_client.ok("""query($a: ID!, $b: ID!, $m: ID!, $n: ID!) {
             a: candidate(id: $a) { status content namespace }
             b: candidate(id: $b) { status namespace }
             m: memory(id: $m) { content } n: memory(id: $n) { namespace } }""",
-                          {"a": world["foreign_cand"], "b": world["mine_cand"],
-                           "m": world["foreign_mem"], "n": world["mine_mem"]})
+                              {"a": world["foreign_cand"], "b": world["mine_cand"],
+                               "m": world["foreign_mem"], "n": world["mine_mem"]})
         assert check["a"]["status"] == "PENDING" and check["a"]["namespace"] == other
         assert check["b"] == {"status": "PENDING", "namespace": self.MINE}
         assert check["m"]["content"].startswith("secret")
         assert check["n"]["namespace"] == self.MINE
 
-    def test_scoped_archive_sweep_stays_home(self, server: Server, world: dict[str, Any]) -> None:
-        out = server.ok("mutation { archiveStale(olderThanDays: 0) { ... on ArchiveResult { "
-                        "candidates { namespace } } } }", as_="scoped_reviewer")["archiveStale"]
+    def test_scoped_archive_sweep_stays_home(self, app_client: AppClient,
+                                             world: dict[str, Any]) -> None:
+        out = app_client.ok("mutation { archiveStale(olderThanDays: 0) { ... on ArchiveResult { "
+                            "candidates { namespace } } } }", as_="scoped_reviewer")["archiveStale"]
         assert {c["namespace"] for c in out["candidates"]} <= {self.MINE}
-        foreign = server.ok("query($id: ID!) { candidate(id: $id) { status } }",
-                            {"id": world["foreign_cand"]})["candidate"]
+        foreign = app_client.ok("query($id: ID!) { candidate(id: $id) { status } }",
+                                {"id": world["foreign_cand"]})["candidate"]
         assert foreign["status"] == "PENDING"

@@ -1,8 +1,9 @@
 """A property-based fuzz of the GraphQL API, generated from its own schema.
 
 For every role (and a scoped reviewer and agent), hypothesis-graphql writes queries and
-one-field mutations with arbitrary arguments, NUL bytes included, against a real server over
-HTTP. Whatever it sends: no 5xx, no INTERNAL_SERVER_ERROR, and a refused mutation (a UserError
+one-field mutations with arbitrary arguments, NUL bytes included, against a seeded app of each
+test's own, in process (its whole HTTP stack, through starlette's TestClient; no socket).
+Whatever it sends: no 5xx, no INTERNAL_SERVER_ERROR, and a refused mutation (a UserError
 member, or a top-level error) leaves every table exactly as it was.
 """
 
@@ -14,7 +15,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from graphql import (
     DocumentNode,
@@ -33,7 +33,7 @@ from sqlalchemy.engine import Engine
 
 from memvet.memory.store import tables
 from memvet.memory.store.engine import make_engine
-from tests.graph.support import Server, run_server, settings_for
+from tests.graph.support import AppClient
 
 SCHEMA = build_schema((Path(__file__).parents[2] / "graph" / "schema.graphql").read_text())
 MUTATIONS = sorted(SCHEMA.mutation_type.fields) if SCHEMA.mutation_type else []
@@ -45,23 +45,22 @@ FUZZ_SETTINGS = settings(deadline=None, derandomize=True, database=None,
                          suppress_health_check=list(HealthCheck))
 
 
-@pytest.fixture(scope="module")
-def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Engine]]:
-    """A server with a little of everything in it, and an engine on its database."""
-    data = tmp_path_factory.mktemp("fuzz")
-    with run_server(settings_for(data)) as server:
-        for i, ns in enumerate(["workspace:mine", "workspace:other", "persona:default"]):
-            made = server.ok('mutation($c: String!, $ns: String) { remember(content: $c, '
+@pytest.fixture
+def fuzzed(app_client: AppClient) -> Iterator[tuple[AppClient, Engine]]:
+    """An app with a little of everything in it, and an engine on its database."""
+    assert app_client.settings is not None
+    for i, ns in enumerate(["workspace:mine", "workspace:other", "persona:default"]):
+        made = app_client.ok('mutation($c: String!, $ns: String) { remember(content: $c, '
                              'kind: FACT, namespace: $ns) { ... on Candidate { id } } }',
                              {"c": f"seeded fact {i} uses pnpm", "ns": ns})["remember"]
-            if i != 1:
-                server.ok('mutation($id: ID!) { approveCandidate(id: $id) { __typename } }',
+        if i != 1:
+            app_client.ok('mutation($id: ID!) { approveCandidate(id: $id) { __typename } }',
                           {"id": made["id"]}, as_="reviewer")
-        engine = make_engine(f"sqlite:///{data / 'memvet.db'}")
-        try:
-            yield server, engine
-        finally:
-            engine.dispose()
+    engine = make_engine(f"sqlite:///{app_client.settings.data_dir / 'memvet.db'}")
+    try:
+        yield app_client, engine
+    finally:
+        engine.dispose()
 
 
 def _dump(engine: Engine) -> str:
@@ -86,10 +85,8 @@ def _with_typename(document: DocumentNode) -> str:
     return print_ast(DocumentNode(definitions=(op,)))
 
 
-def _post(server: Server, role: str, query: str) -> dict[str, Any]:
-    with httpx.Client(trust_env=False, timeout=60) as client:
-        response = client.post(server.graphql_url, json={"query": query},
-                               headers={"Authorization": f"Bearer {server.tokens[role]}"})
+def _post(api: AppClient, role: str, query: str) -> dict[str, Any]:
+    response = api.post(query, as_=role)
     assert response.status_code < 500, (query, response.text)
     body: dict[str, Any] = response.json()
     codes = [e.get("extensions", {}).get("code") for e in body.get("errors") or []]
@@ -107,20 +104,20 @@ def _refused(body: dict[str, Any], field: str) -> bool:
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_queries_never_fail_unexpectedly(fuzzed: tuple[Server, Engine], role: str) -> None:
-    server, engine = fuzzed
+def test_queries_never_fail_unexpectedly(fuzzed: tuple[AppClient, Engine], role: str) -> None:
+    app_client, engine = fuzzed
 
     @settings(FUZZ_SETTINGS, max_examples=QUERY_EXAMPLES)
     @given(gql_st.queries(SCHEMA, fields=QUERIES))
     def run(query: str) -> None:
-        _post(server, role, query)
+        _post(app_client, role, query)
 
     run()
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_refused_mutations_write_nothing(fuzzed: tuple[Server, Engine], role: str) -> None:
-    server, engine = fuzzed
+def test_refused_mutations_write_nothing(fuzzed: tuple[AppClient, Engine], role: str) -> None:
+    app_client, engine = fuzzed
     refused = {"count": 0}
 
     @settings(FUZZ_SETTINGS, max_examples=MUTATION_EXAMPLES * len(MUTATIONS))
@@ -129,7 +126,7 @@ def test_refused_mutations_write_nothing(fuzzed: tuple[Server, Engine], role: st
         field = data.draw(st.sampled_from(MUTATIONS))
         query = data.draw(gql_st.mutations(SCHEMA, fields=[field], print_ast=_with_typename))
         before = _dump(engine)
-        body = _post(server, role, str(query))
+        body = _post(app_client, role, str(query))
         if _refused(body, field):
             refused["count"] += 1
             assert _dump(engine) == before, (field, query, body)

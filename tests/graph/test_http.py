@@ -1,5 +1,6 @@
-"""The review workflow over real HTTP: intake, queue, approve/reject/edit, memories, recall,
-settings and tokens, with union results asserted by __typename."""
+"""The review workflow through the GraphQL API: intake, queue, approve/reject/edit, memories,
+recall, settings and tokens, with union results asserted by __typename. Each test builds an app
+of its own, in process (`app_client`): nothing here is about the transport."""
 
 from __future__ import annotations
 
@@ -7,9 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from tests.graph.support import REMEMBER, Server, run_server, settings_for
+from tests.graph.support import REMEMBER, AppClient, GraphQLCalls, run_app, settings_for
 
 CANDIDATE_FIELDS = """
   id content kind namespace source confidence observations status createdAt lastObservedAt
@@ -48,171 +47,172 @@ def ns() -> str:
     return f"workspace:t-{uuid.uuid4().hex[:8]}"
 
 
-def remember(server: Server, content: str, namespace: str, *, kind: str = "FACT",
+def remember(api: GraphQLCalls, content: str, namespace: str, *, kind: str = "FACT",
              as_: str = "agent", confidence: float = 0.8) -> dict[str, Any]:
-    data = server.ok(REMEMBER, {"content": content, "kind": kind, "namespace": namespace,
-                                "confidence": confidence}, as_=as_)
+    data = api.ok(REMEMBER, {"content": content, "kind": kind, "namespace": namespace,
+                             "confidence": confidence}, as_=as_)
     result: dict[str, Any] = data["remember"]
     assert result["__typename"] == "Candidate", result
     return result
 
 
-def approve(server: Server, cid: str, **variables: Any) -> dict[str, Any]:
-    result: dict[str, Any] = server.ok(APPROVE, {"id": cid, **variables},
-                                       as_="reviewer")["approveCandidate"]
+def approve(api: GraphQLCalls, cid: str, **variables: Any) -> dict[str, Any]:
+    result: dict[str, Any] = api.ok(APPROVE, {"id": cid, **variables},
+                                    as_="reviewer")["approveCandidate"]
     return result
 
 
-def test_remember_queue_approve_recall_update_delete(server: Server) -> None:
+def test_remember_queue_approve_recall_update_delete(app_client: AppClient) -> None:
     space = ns()
-    cand = remember(server, "The shop API uses pnpm, not npm", space)
+    cand = remember(app_client, "The shop API uses pnpm, not npm", space)
     assert cand["status"] == "PENDING" and cand["source"] == "EXPLICIT"
     # The same thing again merges: one row, two observations.
-    again = remember(server, "The shop API uses pnpm, not npm", space, confidence=0.95)
+    again = remember(app_client, "The shop API uses pnpm, not npm", space, confidence=0.95)
     assert again["id"] == cand["id"] and again["observations"] == 2
 
     # Nothing pending is recallable.
-    assert server.ok(RECALL, {"q": "pnpm", "ns": space}, as_="agent")["recall"] == []
+    assert app_client.ok(RECALL, {"q": "pnpm", "ns": space}, as_="agent")["recall"] == []
 
     q = f"""query {{ candidates(status: PENDING, namespace: "{space}") {{
         totalCount edges {{ node {{ {CANDIDATE_FIELDS} }} }} }} }}"""
-    page = server.ok(q, as_="reviewer")["candidates"]
+    page = app_client.ok(q, as_="reviewer")["candidates"]
     assert page["totalCount"] == 1
     node = page["edges"][0]["node"]
     assert node["confidence"] == 0.95 and node["origin"]["source"] == "EXPLICIT"
     assert [t["action"] for t in node["transitions"]] == ["CREATED", "MERGED"]
 
-    memory = approve(server, cand["id"], edit={"content": "The shop API uses pnpm (never npm)"})
+    memory = approve(app_client, cand["id"], edit={"content": "The shop API uses pnpm (never npm)"})
     assert memory["__typename"] == "Memory", memory
     assert memory["content"] == "The shop API uses pnpm (never npm)"
     assert memory["approvedBy"] == "reviewer:reviewer"
     assert memory["candidate"] == {"id": cand["id"], "status": "APPROVED"}
 
-    hits = server.ok(RECALL, {"q": "pnpm", "nss": [space]}, as_="agent")["recall"]
+    hits = app_client.ok(RECALL, {"q": "pnpm", "nss": [space]}, as_="agent")["recall"]
     assert [h["memory"]["id"] for h in hits] == [memory["id"]]
     assert hits[0]["score"] > 0 and hits[0]["kindWeight"] == 1.0
     assert hits[0]["memory"]["approvedBy"] == "reviewer:reviewer"
 
-    updated = server.ok("""mutation($id: ID!) { updateMemory(id: $id, edit: {kind: DECISION,
+    updated = app_client.ok("""mutation($id: ID!) { updateMemory(id: $id, edit: {kind: DECISION,
         content: "Use pnpm for the shop API, because of workspaces"}) {
         __typename ... on Memory { id kind content } } }""", {"id": memory["id"]},
-                        as_="reviewer")["updateMemory"]
+                            as_="reviewer")["updateMemory"]
     assert updated == {"__typename": "Memory", "id": memory["id"], "kind": "DECISION",
                        "content": "Use pnpm for the shop API, because of workspaces"}
-    hits = server.ok(RECALL, {"q": "workspaces", "ns": space, "kinds": ["DECISION"]},
-                     as_="agent")["recall"]
+    hits = app_client.ok(RECALL, {"q": "workspaces", "ns": space, "kinds": ["DECISION"]},
+                         as_="agent")["recall"]
     assert hits and hits[0]["kindWeight"] > 1.0
 
-    gone = server.ok("""mutation($id: ID!) { deleteMemory(id: $id, reason: "obsolete") {
+    gone = app_client.ok("""mutation($id: ID!) { deleteMemory(id: $id, reason: "obsolete") {
         __typename ... on Memory { id } } }""", {"id": memory["id"]},
-                     as_="reviewer")["deleteMemory"]
+                         as_="reviewer")["deleteMemory"]
     assert gone == {"__typename": "Memory", "id": memory["id"]}
-    assert server.ok(RECALL, {"q": "pnpm", "ns": space}, as_="agent")["recall"] == []
-    body = server.gql("query($id: ID!) { memory(id: $id) { id } }", {"id": memory["id"]})
+    assert app_client.ok(RECALL, {"q": "pnpm", "ns": space}, as_="agent")["recall"] == []
+    body = app_client.gql("query($id: ID!) { memory(id: $id) { id } }", {"id": memory["id"]})
     assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND"
 
-    trail = server.ok("query($id: ID!) { transitions(candidateId: $id) { action } }",
-                      {"id": cand["id"]}, as_="reviewer")["transitions"]
+    trail = app_client.ok("query($id: ID!) { transitions(candidateId: $id) { action } }",
+                          {"id": cand["id"]}, as_="reviewer")["transitions"]
     assert [t["action"] for t in trail] == [
         "CREATED", "MERGED", "APPROVED", "MEMORY_UPDATED", "MEMORY_DELETED"]
 
 
-def test_reject_edit_and_invalid_transitions(server: Server) -> None:
+def test_reject_edit_and_invalid_transitions(app_client: AppClient) -> None:
     space = ns()
-    cand = remember(server, "Deploys happen on Fridays", space, kind="EVENT")
-    edited = server.ok("""mutation($id: ID!, $ns: String) { editCandidate(id: $id,
+    cand = remember(app_client, "Deploys happen on Fridays", space, kind="EVENT")
+    edited = app_client.ok("""mutation($id: ID!, $ns: String) { editCandidate(id: $id,
         edit: {content: "Deploys happen on Thursdays", kind: FACT, namespace: $ns}) {
         __typename ... on Candidate { content kind namespace status } } }""",
-                       {"id": cand["id"], "ns": space}, as_="reviewer")["editCandidate"]
+                           {"id": cand["id"], "ns": space}, as_="reviewer")["editCandidate"]
     assert edited == {"__typename": "Candidate", "content": "Deploys happen on Thursdays",
                       "kind": "FACT", "namespace": space, "status": "PENDING"}
-    rejected = server.ok(REJECT, {"id": cand["id"], "reason": "not true"},
-                         as_="reviewer")["rejectCandidate"]
+    rejected = app_client.ok(REJECT, {"id": cand["id"], "reason": "not true"},
+                             as_="reviewer")["rejectCandidate"]
     assert rejected["__typename"] == "Candidate" and rejected["status"] == "REJECTED"
     assert rejected["reviewReason"] == "not true"
     # Rejected means rejected: approving now is an invalid transition, as is rejecting twice.
-    again = approve(server, cand["id"])
+    again = approve(app_client, cand["id"])
     assert again["__typename"] == "InvalidTransitionError" and again["code"] == (
         "INVALID_TRANSITION")
-    twice = server.ok(REJECT, {"id": cand["id"]}, as_="reviewer")["rejectCandidate"]
+    twice = app_client.ok(REJECT, {"id": cand["id"]}, as_="reviewer")["rejectCandidate"]
     assert twice["__typename"] == "InvalidTransitionError"
     # An equivalent observation is counted on the rejected candidate and stays rejected.
-    seen = remember(server, "Deploys happen on Thursdays", space)
+    seen = remember(app_client, "Deploys happen on Thursdays", space)
     assert seen["id"] == cand["id"] and seen["status"] == "REJECTED"
 
 
-def test_union_error_members(server: Server) -> None:
-    missing = approve(server, "nope")
+def test_union_error_members(app_client: AppClient) -> None:
+    missing = approve(app_client, "nope")
     assert missing["__typename"] == "NotFoundError" and missing["code"] == "NOT_FOUND"
-    bad_ns = server.ok(REMEMBER, {"content": "x", "kind": "FACT", "namespace": "project:x"},
-                       as_="agent")["remember"]
+    bad_ns = app_client.ok(REMEMBER, {"content": "x", "kind": "FACT", "namespace": "project:x"},
+                           as_="agent")["remember"]
     assert bad_ns["__typename"] == "InvalidNamespaceError"
     assert bad_ns["code"] == "INVALID_NAMESPACE" and "workspace:" in bad_ns["message"]
-    empty = server.ok(REMEMBER, {"content": "   ", "kind": "FACT"}, as_="agent")["remember"]
+    empty = app_client.ok(REMEMBER, {"content": "   ", "kind": "FACT"}, as_="agent")["remember"]
     assert empty["__typename"] == "ValidationError" and empty["code"] == "VALIDATION"
-    huge = server.ok(REMEMBER, {"content": "x" * 20_000, "kind": "FACT"}, as_="agent")
+    huge = app_client.ok(REMEMBER, {"content": "x" * 20_000, "kind": "FACT"}, as_="agent")
     assert huge["remember"]["__typename"] == "ValidationError"
-    agent_approves = server.ok(APPROVE, {"id": "anything"}, as_="agent")["approveCandidate"]
+    agent_approves = app_client.ok(APPROVE, {"id": "anything"}, as_="agent")["approveCandidate"]
     assert agent_approves["__typename"] == "ForbiddenError"
     assert agent_approves["code"] == "FORBIDDEN"
-    confident = server.ok(REMEMBER, {"content": "y", "kind": "FACT", "confidence": 7.0},
-                          as_="agent")["remember"]
+    confident = app_client.ok(REMEMBER, {"content": "y", "kind": "FACT", "confidence": 7.0},
+                              as_="agent")["remember"]
     assert confident["__typename"] == "ValidationError"
-    empty_edit = server.ok("""mutation { editCandidate(id: "x", edit: {}) {
+    empty_edit = app_client.ok("""mutation { editCandidate(id: "x", edit: {}) {
         __typename ... on UserError { code } } }""", as_="reviewer")["editCandidate"]
     assert empty_edit["__typename"] in {"ValidationError", "NotFoundError"}
 
 
-def test_approve_with_supersede_retires_the_old_memory(server: Server) -> None:
+def test_approve_with_supersede_retires_the_old_memory(app_client: AppClient) -> None:
     space = ns()
-    old = approve(server, remember(server, "We deploy with Capistrano", space)["id"])
-    new_cand = remember(server, "We deploy with Kamal", space)
-    related = server.ok("""query($id: ID!) { candidate(id: $id) { related(limit: 3) {
+    old = approve(app_client, remember(app_client, "We deploy with Capistrano", space)["id"])
+    new_cand = remember(app_client, "We deploy with Kamal", space)
+    related = app_client.ok("""query($id: ID!) { candidate(id: $id) { related(limit: 3) {
         memory { id } } memory { id } } }""", {"id": new_cand["id"]},
-                        as_="reviewer")["candidate"]
+                            as_="reviewer")["candidate"]
     assert [h["memory"]["id"] for h in related["related"]] == [old["id"]]
     assert related["memory"] is None
-    top = server.ok("query($id: ID!) { related(candidateId: $id) { memory { id } } }",
-                    {"id": new_cand["id"]}, as_="reviewer")["related"]
+    top = app_client.ok("query($id: ID!) { related(candidateId: $id) { memory { id } } }",
+                        {"id": new_cand["id"]}, as_="reviewer")["related"]
     assert top[0]["memory"]["id"] == old["id"]
-    new = approve(server, new_cand["id"], supersede=old["id"], reason="moved to Kamal")
+    new = approve(app_client, new_cand["id"], supersede=old["id"], reason="moved to Kamal")
     assert new["__typename"] == "Memory"
-    mems = server.ok(f'{{ memories(namespace: "{space}") {{ totalCount nodes {{ content }} }} }}',
-                     as_="reviewer")["memories"]
+    mems = app_client.ok(
+        f'{{ memories(namespace: "{space}") {{ totalCount nodes {{ content }} }} }}',
+        as_="reviewer")["memories"]
     assert mems == {"totalCount": 1, "nodes": [{"content": "We deploy with Kamal"}]}
 
 
-def test_bulk_approve_and_reject_report_per_id(server: Server) -> None:
+def test_bulk_approve_and_reject_report_per_id(app_client: AppClient) -> None:
     space = ns()
-    a = remember(server, "Bulk fact alpha", space)["id"]
-    b = remember(server, "Bulk fact beta", space)["id"]
-    c = remember(server, "Bulk fact gamma", space)["id"]
-    out = server.ok("""mutation($ids: [ID!]!) { approveCandidates(ids: $ids) { id
+    a = remember(app_client, "Bulk fact alpha", space)["id"]
+    b = remember(app_client, "Bulk fact beta", space)["id"]
+    c = remember(app_client, "Bulk fact gamma", space)["id"]
+    out = app_client.ok("""mutation($ids: [ID!]!) { approveCandidates(ids: $ids) { id
         result { __typename ... on Memory { content } ... on UserError { code } } } }""",
-                    {"ids": [a, b, "missing"]}, as_="reviewer")["approveCandidates"]
+                        {"ids": [a, b, "missing"]}, as_="reviewer")["approveCandidates"]
     assert [(o["id"], o["result"]["__typename"]) for o in out] == [
         (a, "Memory"), (b, "Memory"), ("missing", "NotFoundError")]
-    out = server.ok("""mutation($ids: [ID!]!) { rejectCandidates(ids: $ids, reason: "dup") {
+    out = app_client.ok("""mutation($ids: [ID!]!) { rejectCandidates(ids: $ids, reason: "dup") {
         id result { __typename ... on UserError { code } } } }""",
-                    {"ids": [a, c]}, as_="reviewer")["rejectCandidates"]
+                        {"ids": [a, c]}, as_="reviewer")["rejectCandidates"]
     assert [o["result"]["__typename"] for o in out] == ["InvalidTransitionError", "Candidate"]
-    too_many = server.gql("""mutation($ids: [ID!]!) { rejectCandidates(ids: $ids) { id } }""",
-                          {"ids": [str(i) for i in range(201)]}, as_="reviewer")
+    too_many = app_client.gql("""mutation($ids: [ID!]!) { rejectCandidates(ids: $ids) { id } }""",
+                              {"ids": [str(i) for i in range(201)]}, as_="reviewer")
     assert too_many["errors"][0]["extensions"]["code"] == "VALIDATION"
 
 
-def test_pagination_with_cursors(server: Server) -> None:
+def test_pagination_with_cursors(app_client: AppClient) -> None:
     space = ns()
-    made = [remember(server, f"Paged fact number {i}", space)["id"] for i in range(5)]
+    made = [remember(app_client, f"Paged fact number {i}", space)["id"] for i in range(5)]
     seen: list[str] = []
     after = None
     pages = 0
     while True:
-        page = server.ok("""query($ns: String, $after: String) {
+        page = app_client.ok("""query($ns: String, $after: String) {
             candidates(namespace: $ns, first: 2, after: $after, order: OLDEST) {
               totalCount edges { cursor node { id } }
               pageInfo { hasNextPage hasPreviousPage endCursor startCursor } } }""",
-                         {"ns": space, "after": after}, as_="reviewer")["candidates"]
+                             {"ns": space, "after": after}, as_="reviewer")["candidates"]
         pages += 1
         assert page["totalCount"] == 5
         assert page["pageInfo"]["hasPreviousPage"] == (after is not None)
@@ -222,13 +222,13 @@ def test_pagination_with_cursors(server: Server) -> None:
         after = page["pageInfo"]["endCursor"]
     assert seen == made and pages == 3
     for first in (0, 501):
-        body = server.gql(f"{{ candidates(first: {first}) {{ totalCount }} }}")
+        body = app_client.gql(f"{{ candidates(first: {first}) {{ totalCount }} }}")
         assert body["errors"][0]["extensions"]["code"] == "VALIDATION"
-    body = server.gql('{ candidates(after: "not-a-cursor") { totalCount } }')
+    body = app_client.gql('{ candidates(after: "not-a-cursor") { totalCount } }')
     assert body["errors"][0]["extensions"]["code"] == "VALIDATION"
 
 
-def test_turns_compactions_and_jump_to_the_original_turn(server: Server) -> None:
+def test_turns_compactions_and_jump_to_the_original_turn(app_client: AppClient) -> None:
     submit = """mutation($input: TurnInput!) { submitTurn(input: $input) {
         __typename ... on TurnResult { turnId queued duplicate
           candidates { id content kind namespace source origin { turnRef excerpt } } }
@@ -238,141 +238,142 @@ def test_turns_compactions_and_jump_to_the_original_turn(server: Server) -> None
             "messages": [{"role": "user", "content":
                           "Remember: we always use pnpm in this repo, never npm."},
                          {"role": "assistant", "content": "Got it, pnpm from now on."}]}
-    first = server.ok(submit, {"input": turn}, as_="agent")["submitTurn"]
+    first = app_client.ok(submit, {"input": turn}, as_="agent")["submitTurn"]
     assert first["__typename"] == "TurnResult" and first["duplicate"] is False
     assert first["candidates"], first
     cand = first["candidates"][0]
     assert cand["source"] == "TURN" and cand["namespace"] == "workspace:shop-api"
     assert cand["origin"]["turnRef"] == first["turnId"]
-    again = server.ok(submit, {"input": turn}, as_="agent")["submitTurn"]
+    again = app_client.ok(submit, {"input": turn}, as_="agent")["submitTurn"]
     assert again["duplicate"] is True and again["turnId"] == first["turnId"]
 
-    stored = server.ok("""query($id: ID!) { turn(id: $id) { conversationId turnId trigger
+    stored = app_client.ok("""query($id: ID!) { turn(id: $id) { conversationId turnId trigger
         workspace messages { role content } } }""", {"id": first["turnId"]},
-                       as_="reviewer")["turn"]
+                           as_="reviewer")["turn"]
     assert stored["turnId"] == "t1" and stored["trigger"] == "turn"
     assert stored["messages"][0]["role"] == "user"
-    via_origin = server.ok("""query($id: ID!) { candidate(id: $id) { origins { turn {
+    via_origin = app_client.ok("""query($id: ID!) { candidate(id: $id) { origins { turn {
         id } } } }""", {"id": cand["id"]}, as_="reviewer")["candidate"]
     assert via_origin["origins"][0]["turn"]["id"] == first["turnId"]
 
-    compaction = server.ok("""mutation($input: TurnInput!) { submitCompaction(input: $input) {
+    compaction = app_client.ok("""mutation($input: TurnInput!) { submitCompaction(input: $input) {
         __typename ... on TurnResult { candidates { source } turn { trigger } } } }""",
-                           {"input": {**turn, "turnId": "t2", "messages": [
+                               {"input": {**turn, "turnId": "t2", "messages": [
                                {"role": "user", "content":
                                 "We decided to use Tauri over Electron for bundle size."}]}},
-                           as_="agent")["submitCompaction"]
+                               as_="agent")["submitCompaction"]
     assert compaction["__typename"] == "TurnResult"
     assert compaction["turn"]["trigger"] == "compaction"
     assert all(c["source"] == "COMPACTION" for c in compaction["candidates"])
-    bad = server.ok(submit, {"input": {**turn, "turnId": "t3", "messages": [
+    bad = app_client.ok(submit, {"input": {**turn, "turnId": "t3", "messages": [
         {"role": "narrator", "content": "hi"}]}}, as_="agent")["submitTurn"]
     assert bad["__typename"] == "ValidationError"
 
 
-def test_settings_policy_persona_archive_and_stats(server: Server) -> None:
-    policy = server.ok("{ policy { enabled minObservations minConfidence description } }",
-                       as_="reviewer")["policy"]
+def test_settings_policy_persona_archive_and_stats(app_client: AppClient) -> None:
+    policy = app_client.ok("{ policy { enabled minObservations minConfidence description } }",
+                           as_="reviewer")["policy"]
     assert policy["enabled"] is False and "off" in policy["description"]
     space = ns()
-    cand = remember(server, "Auto approve me eventually", space, confidence=0.95)
+    cand = remember(app_client, "Auto approve me eventually", space, confidence=0.95)
     set_policy = """mutation($input: AutoApprovePolicyInput!) {
         setAutoApprovePolicy(input: $input) { __typename
           ... on AutoApprovePolicy { enabled description perKind { kind minObservations }
                                      excludedKinds }
           ... on UserError { code message } } }"""
-    out = server.ok(set_policy, {"input": {
+    out = app_client.ok(set_policy, {"input": {
         "enabled": True, "minObservations": 1, "minConfidence": 0.9,
         "perKind": [{"kind": "POSTMORTEM", "minObservations": 5, "minConfidence": 0.99}],
         "excludedKinds": ["DECISION"]}})["setAutoApprovePolicy"]
     assert out["__typename"] == "AutoApprovePolicy" and out["enabled"] is True
     assert out["perKind"] == [{"kind": "POSTMORTEM", "minObservations": 5}]
     assert "decision" in out["description"]
-    promoted = server.ok("query($id: ID!) { candidate(id: $id) { status memory { approvedBy } } }",
-                         {"id": cand["id"]}, as_="reviewer")["candidate"]
+    promoted = app_client.ok(
+        "query($id: ID!) { candidate(id: $id) { status memory { approvedBy } } }",
+        {"id": cand["id"]}, as_="reviewer")["candidate"]
     assert promoted == {"status": "APPROVED", "memory": {"approvedBy": "policy:auto-approve"}}
-    bad = server.ok(set_policy, {"input": {"enabled": True, "minObservations": 0}})
+    bad = app_client.ok(set_policy, {"input": {"enabled": True, "minObservations": 0}})
     assert bad["setAutoApprovePolicy"]["__typename"] == "ValidationError"
-    off = server.ok(set_policy, {"input": {"enabled": False}})["setAutoApprovePolicy"]
+    off = app_client.ok(set_policy, {"input": {"enabled": False}})["setAutoApprovePolicy"]
     assert off["enabled"] is False
 
-    persona = server.ok("""mutation { setActivePersona(name: "ada") { __typename
+    persona = app_client.ok("""mutation { setActivePersona(name: "ada") { __typename
         ... on ActivePersona { name namespace } } }""")["setActivePersona"]
     assert persona == {"__typename": "ActivePersona", "name": "ada", "namespace": "persona:ada"}
-    assert server.ok("{ activePersona }", as_="agent")["activePersona"] == "ada"
-    no_ns = server.ok(REMEMBER, {"content": "Prefers short answers", "kind": "PREFERENCE"},
-                      as_="agent")["remember"]
+    assert app_client.ok("{ activePersona }", as_="agent")["activePersona"] == "ada"
+    no_ns = app_client.ok(REMEMBER, {"content": "Prefers short answers", "kind": "PREFERENCE"},
+                          as_="agent")["remember"]
     assert no_ns["namespace"] == "persona:ada"
-    bad_persona = server.ok('mutation { setActivePersona(name: "Ada Lovelace") { __typename } }')
+    bad_persona = app_client.ok(
+        'mutation { setActivePersona(name: "Ada Lovelace") { __typename } }')
     assert bad_persona["setActivePersona"]["__typename"] == "InvalidNamespaceError"
 
-    days = server.ok("mutation { setArchiveDays(days: 45) { __typename ... on ArchiveWindow "
-                     "{ days } } }")["setArchiveDays"]
+    days = app_client.ok("mutation { setArchiveDays(days: 45) { __typename ... on ArchiveWindow "
+                         "{ days } } }")["setArchiveDays"]
     assert days == {"__typename": "ArchiveWindow", "days": 45}
-    assert server.ok("{ archiveDays }", as_="reviewer")["archiveDays"] == 45
-    assert server.ok("mutation { setArchiveDays(days: 0) { __typename } }")[
+    assert app_client.ok("{ archiveDays }", as_="reviewer")["archiveDays"] == 45
+    assert app_client.ok("mutation { setArchiveDays(days: 0) { __typename } }")[
         "setArchiveDays"]["__typename"] == "ValidationError"
-    swept = server.ok("""mutation { archiveStale(olderThanDays: 0) { __typename
+    swept = app_client.ok("""mutation { archiveStale(olderThanDays: 0) { __typename
         ... on ArchiveResult { count candidates { status } } } }""",
-                      as_="reviewer")["archiveStale"]
+                          as_="reviewer")["archiveStale"]
     assert swept["__typename"] == "ArchiveResult" and swept["count"] >= 1
     assert {c["status"] for c in swept["candidates"]} == {"ARCHIVED"}
 
-    stats = server.ok("""{ queueStats { pending approved rejected archived memories
+    stats = app_client.ok("""{ queueStats { pending approved rejected archived memories
         pendingByNamespace { namespace count } extractionBacklog } }""",
-                      as_="reviewer")["queueStats"]
+                          as_="reviewer")["queueStats"]
     assert stats["pending"] == 0 and stats["archived"] >= 1 and stats["memories"] >= 1
-    groups = server.ok("{ memoryGroups { namespace count memories { id namespace } } }",
-                       as_="reviewer")["memoryGroups"]
+    groups = app_client.ok("{ memoryGroups { namespace count memories { id namespace } } }",
+                           as_="reviewer")["memoryGroups"]
     assert space in {g["namespace"] for g in groups}
     assert all(m["namespace"] == g["namespace"] for g in groups for m in g["memories"])
-    spaces = server.ok("{ namespaces }", as_="reviewer")["namespaces"]
+    spaces = app_client.ok("{ namespaces }", as_="reviewer")["namespaces"]
     assert space in spaces and "persona:ada" in spaces
 
 
-def test_tokens_created_listed_revoked(server: Server) -> None:
-    made = server.ok("""mutation { createToken(role: REVIEWER, namespaces: ["workspace:x"],
+def test_tokens_created_listed_revoked(app_client: AppClient) -> None:
+    made = app_client.ok("""mutation { createToken(role: REVIEWER, namespaces: ["workspace:x"],
         name: "ci") { __typename ... on CreatedToken { token info { id name role namespaces
         revokedAt } } } }""")["createToken"]
     assert made["__typename"] == "CreatedToken" and made["token"].startswith("mvt_")
     assert made["info"]["namespaces"] == ["workspace:x"] and made["info"]["role"] == "REVIEWER"
     token = made["token"]
-    me = server.gql("{ viewer { name role namespaces } }", token=token)["data"]["viewer"]
+    me = app_client.gql("{ viewer { name role namespaces } }", token=token)["data"]["viewer"]
     assert me == {"name": "ci", "role": "REVIEWER", "namespaces": ["workspace:x"]}
-    listed = server.ok("{ tokens { id name revokedAt } }")["tokens"]
+    listed = app_client.ok("{ tokens { id name revokedAt } }")["tokens"]
     assert made["info"]["id"] in {t["id"] for t in listed}
     assert all("token" not in t for t in listed)
-    revoked = server.ok("mutation($id: ID!) { revokeToken(id: $id) { __typename "
-                        "... on ApiToken { revokedAt } } }", {"id": made["info"]["id"]})
+    revoked = app_client.ok("mutation($id: ID!) { revokeToken(id: $id) { __typename "
+                            "... on ApiToken { revokedAt } } }", {"id": made["info"]["id"]})
     assert revoked["revokeToken"]["revokedAt"] is not None
-    response = server.post("{ viewer { name } }", token=token)
+    response = app_client.post("{ viewer { name } }", token=token)
     assert response.status_code == 401
-    bad_scope = server.ok("""mutation { createToken(role: AGENT, namespaces: ["nope"]) {
+    bad_scope = app_client.ok("""mutation { createToken(role: AGENT, namespaces: ["nope"]) {
         __typename } }""")["createToken"]
     assert bad_scope["__typename"] == "InvalidNamespaceError"
-    missing = server.ok('mutation { revokeToken(id: "nope") { __typename } }')
+    missing = app_client.ok('mutation { revokeToken(id: "nope") { __typename } }')
     assert missing["revokeToken"]["__typename"] == "NotFoundError"
 
 
-def test_authentication_errors(server: Server) -> None:
+def test_authentication_errors(app_client: AppClient) -> None:
     for token in (None, "mvt_not-a-real-token", "x" * 5000):
-        response = server.post("{ viewer { name } }", token=token)
+        response = app_client.post("{ viewer { name } }", token=token)
         assert response.status_code == 401
         assert response.headers["www-authenticate"] == "Bearer"
         assert response.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
 
-    with httpx.Client(trust_env=False) as client:
-        basic = client.post(server.graphql_url, json={"query": "{ viewer { name } }"},
-                            headers={"Authorization": "Basic abc"})
-        assert basic.status_code == 401
-        # GraphiQL is off by default (it loads scripts from a CDN): no page, and no 500.
-        page = client.get(server.graphql_url, headers={"Accept": "text/html"})
-        assert page.status_code < 500 and "graphiql" not in page.text.lower()
+    client = app_client.client
+    basic = client.post("/graphql", json={"query": "{ viewer { name } }"},
+                        headers={"Authorization": "Basic abc"})
+    assert basic.status_code == 401
+    # GraphiQL is off by default (it loads scripts from a CDN): no page, and no 500.
+    page = client.get("/graphql", headers={"Accept": "text/html"})
+    assert page.status_code < 500 and "graphiql" not in page.text.lower()
 
 
 def test_graphiql_when_a_setting_turns_it_on(tmp_path: Path) -> None:
-    with run_server(settings_for(tmp_path, graphiql=True), tokens={}) as server, \
-            httpx.Client(trust_env=False) as client:
+    with run_app(settings_for(tmp_path, graphiql=True), tokens={}) as app_client:
         # The page itself needs no token (it sends one as a header).
-        page = client.get(server.graphql_url, headers={"Accept": "text/html"})
+        page = app_client.client.get("/graphql", headers={"Accept": "text/html"})
         assert page.status_code == 200 and "graphiql" in page.text.lower()
