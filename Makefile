@@ -49,22 +49,22 @@ $(BIN)/python:
 # build/__editable__.*, which mypy and editors can read (they don't follow the default
 # editable mode's import hook). A link tree sees edits at once but not new files, so a stamp
 # is also rebuilt when a package folder changes (a file added, renamed or removed).
-EDITABLE     := -e . --config-settings editable_mode=strict
+STRICT       := --config-settings editable_mode=strict
 PACKAGE_DIRS := $(shell find api graph memory embeddings extraction -type d \
 	-not -name __pycache__ -not -path '*/corpus*' 2>/dev/null)
 
 # One stamp per extra set; each is rebuilt when pyproject.toml, constraints.txt or a package
 # folder change.
 $(VENV)/.stamp-base: $(INSTALL_DEPS) $(PACKAGE_DIRS) | $(BIN)/python
-	$(PIP) install -c $(CONSTRAINTS) $(EDITABLE)
+	$(PIP) install -c $(CONSTRAINTS) -e . $(STRICT)
 	@touch $@
 
 $(VENV)/.stamp-dev: $(INSTALL_DEPS) $(PACKAGE_DIRS) | $(BIN)/python
-	$(PIP) install -c $(CONSTRAINTS) $(subst -e .,-e '.[dev]',$(EDITABLE))
+	$(PIP) install -c $(CONSTRAINTS) -e '.[dev]' $(STRICT)
 	@touch $@ $(VENV)/.stamp-base
 
 $(VENV)/.stamp-bench: $(INSTALL_DEPS) $(PACKAGE_DIRS) | $(BIN)/python
-	$(PIP) install -c $(CONSTRAINTS) $(subst -e .,-e '.[dev,bench]',$(EDITABLE))
+	$(PIP) install -c $(CONSTRAINTS) -e '.[dev,bench]' $(STRICT)
 	@touch $@ $(VENV)/.stamp-dev $(VENV)/.stamp-base
 
 install: $(VENV)/.stamp-base
