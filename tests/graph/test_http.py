@@ -8,6 +8,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.graph.support import REMEMBER, AppClient, GraphQLCalls, run_app, settings_for
 
 CANDIDATE_FIELDS = """
@@ -160,6 +162,27 @@ def test_union_error_members(app_client: AppClient) -> None:
     empty_edit = app_client.ok("""mutation { editCandidate(id: "x", edit: {}) {
         __typename ... on UserError { code } } }""", as_="reviewer")["editCandidate"]
     assert empty_edit["__typename"] in {"ValidationError", "NotFoundError"}
+
+
+def test_one_failure_has_one_code_through_queries_and_mutations(app_client: AppClient) -> None:
+    """A missing id is NOT_FOUND whether a query or a mutation meets it, and a failure with no
+    union member of its own keeps its code as a GraphQL error (never relabelled VALIDATION)."""
+    from graphql import GraphQLError
+
+    import memvet.memory.errors as core
+    from memvet.graph.errors import ERROR_TYPES, user_error
+
+    query = app_client.gql('{ candidate(id: "nope") { id } }', as_="reviewer")
+    assert [e["extensions"]["code"] for e in query["errors"]] == ["NOT_FOUND"]
+    assert approve(app_client, "nope")["code"] == "NOT_FOUND"
+    for code in ERROR_TYPES:
+        error = next(c for c in vars(core).values()
+                     if isinstance(c, type) and getattr(c, "code", None) == code)
+        assert user_error(error("x")).code == code
+    for error in (core.Unauthenticated, core.ConfigurationError, core.DataDirLocked):
+        with pytest.raises(GraphQLError) as raised:
+            user_error(error("x"))
+        assert raised.value.extensions == {"code": error.code}
 
 
 def test_approve_with_supersede_retires_the_old_memory(app_client: AppClient) -> None:

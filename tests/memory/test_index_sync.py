@@ -153,3 +153,24 @@ def test_bulk_work_embeds_the_next_batch_while_writing_this_one() -> None:
     upserts = [i for i, (kind, _) in enumerate(index.log) if kind == "upsert"]
     assert len(aheads) == len(upserts) == 3
     assert all(a < u for a, u in zip(aheads, upserts, strict=True))
+
+
+def test_bulk_batches_hold_texts_of_about_one_length() -> None:
+    from memvet.memory.service.indexing import BATCH, upsert_batches
+
+    class Recording(FakeIndex):
+        def __init__(self) -> None:
+            super().__init__()
+            self.batches: list[list[int]] = []
+
+        def upsert(self, memories: list[IndexedMemory]) -> None:  # type: ignore[override]
+            self.batches.append([len(m.content) for m in memories])
+            super().upsert(memories)
+
+    index = Recording()
+    # long and short texts interleaved, as they arrive from an import
+    items = [IndexedMemory(f"m{i}", NS, Kind.FACT, "word " * (1 + (i * 7919) % 60))
+             for i in range(2 * BATCH)]
+    upsert_batches(index, items, lambda n: None)
+    assert len(index.batches) == 2 and len(index.contents()) == len(items)
+    assert max(index.batches[0]) <= min(index.batches[1])  # shortest first, no overlap

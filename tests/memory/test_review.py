@@ -407,6 +407,27 @@ def test_scoped_tokens_stay_in_their_namespaces(service: MemoryService) -> None:
     assert service.approve(shop.id, SHOP_REVIEWER).namespace == "workspace:shop"
 
 
+def test_an_empty_namespace_list_narrows_nothing_everywhere(
+        indexed_service: MemoryService) -> None:
+    """`namespaces=[]` means what leaving it out means, in the queue, the memory list and
+    recall alike (it once meant nothing in one and everything in the other), for a scoped
+    caller and an unscoped one."""
+    svc = indexed_service
+    shop = svc.approve(remember(svc, "the shop deploys with helm", ns="workspace:shop",
+                                who=REVIEWER).candidate.id, REVIEWER)
+    web = svc.approve(remember(svc, "the web app deploys with helm", ns="workspace:web",
+                               who=REVIEWER).candidate.id, REVIEWER)
+    remember(svc, "pending in the shop", ns="workspace:shop", who=REVIEWER)
+    remember(svc, "pending on the web", ns="workspace:web", who=REVIEWER)
+    for who, expected in ((REVIEWER, {shop.id, web.id}), (SHOP_REVIEWER, {shop.id})):
+        queue = {c.id for c in svc.list_candidates(who).items}
+        assert {c.id for c in svc.list_candidates(who, namespaces=[]).items} == queue
+        assert {m.id for m in svc.list_memories(who, namespaces=[]).items} == expected
+        assert {m.id for m in svc.list_memories(who).items} == expected
+        hits = {h.memory.id for h in svc.recall("deploys with helm", who, namespaces=[])}
+        assert hits == {h.memory.id for h in svc.recall("deploys with helm", who)} == expected
+
+
 # --------------------------------------------------------------------------- tokens
 
 
