@@ -228,6 +228,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     lock = wiring.lock_data_dir(settings)  # embedded: no server may hold the index meanwhile
     # `kill` stops it as cleanly as Ctrl-C: what reached the new collections stays there
     previous = signal.signal(signal.SIGTERM, _interrupt)
+    client = None
     try:
         engine = make_engine(settings.db_url)
         try:
@@ -240,6 +241,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
             return _reindex_in_place(settings, client)
         return _switch_model(settings, client, serving.model_id)
     finally:
+        if client is not None:
+            client.close()
         signal.signal(signal.SIGTERM, previous)
         if lock is not None:
             lock.release()

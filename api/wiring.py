@@ -34,8 +34,13 @@ class Runtime:
     bus: LocalEventBus
     lock: FileLock | None = None
     closers: list[Any] = field(default_factory=list)
+    closed: bool = False
 
     def close(self) -> None:
+        """Close everything once (a second call does nothing)."""
+        if self.closed:
+            return
+        self.closed = True
         self.service.close()
         self.bus.close()
         for close in reversed(self.closers):
@@ -172,9 +177,12 @@ def make_client(settings: Settings) -> Any:
 
 
 def make_index(settings: Settings, embedder: Embedder, client: Any = None) -> MemoryIndex:
+    """The recall index on `client`, or on a client of its own (closed with the index)."""
     from memvet.embeddings.index import ChromaMemoryIndex
 
-    return ChromaMemoryIndex(client if client is not None else make_client(settings), embedder)
+    if client is not None:
+        return ChromaMemoryIndex(client, embedder)
+    return ChromaMemoryIndex(make_client(settings), embedder, owns_client=True)
 
 
 def make_vectors(embedder: Embedder, engine: Engine) -> Embedder:
@@ -263,6 +271,7 @@ def build_runtime(
 ) -> Runtime:
     """Open the store (migrating it), the index, the matcher, the extractor and the bus."""
     data_lock = lock_data_dir(settings) if lock else None
+    client = None
     try:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         engine = make_engine(settings.db_url)
@@ -281,8 +290,6 @@ def build_runtime(
                 serving = serving_model(settings, engine, client)
                 embedder = (embedder_for(settings, serving) if serving is not None
                             else make_embedder(settings))
-            else:
-                client = None
             shared = make_vectors(embedder, engine)
             index = index or make_index(settings, shared, client)
             if settings.semantic_equivalence:
@@ -309,8 +316,11 @@ def build_runtime(
         if isinstance(bus, PostgresEventBus) and with_index and refresh is not None:
             # Workers share the Chroma server; what another one writes, this one re-reads.
             bus.on_index_change(refresh)
-        return Runtime(settings=settings, service=service, bus=bus, lock=data_lock)
+        return Runtime(settings=settings, service=service, bus=bus, lock=data_lock,
+                       closers=[client.close] if client is not None else [])
     except BaseException:
+        if client is not None:
+            client.close()
         if data_lock is not None:
             data_lock.release()
         raise

@@ -47,8 +47,10 @@ class ChromaMemoryIndex:
         on_model_mismatch: Literal["raise", "rebuild"] = "raise",
         max_workers: int = 8,
         query_cache_size: int = 1024,
+        owns_client: bool = False,
     ) -> None:
         self.client = client
+        self._owns_client = owns_client
         # `embedder` may be the EmbeddingCache shared with the matcher; queries skip it
         self.vectors = (
             embedder if isinstance(embedder, EmbeddingCache) else EmbeddingCache(embedder)
@@ -151,8 +153,13 @@ class ChromaMemoryIndex:
         self._partitions.drop(str(Namespace.parse(namespace)))
 
     def close(self) -> None:
-        """Stop the worker threads; the client is the caller's to close."""
+        """Stop the worker threads, and close the client if it is this index's own (else it is
+        the caller's to close). An embedded client's store is cached per path in the process
+        until its last client closes: a client left open would serve the next one opened on
+        that path what it read before, not what another process wrote since."""
         self._search.close()
+        if self._owns_client:
+            self.client.close()
 
     # ------------------------------------------------------------------ search
     def embed_query(self, query: str) -> list[float]:
