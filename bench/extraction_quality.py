@@ -1,8 +1,8 @@
 """Extraction quality: each extractor on the labelled dev set (scored by
 ../shared/eval/score_extraction.py, untuned: the dev set is a test set), the learned
-extractor's cross-validation on the training corpus (by domain and leaving each writer out),
-per kind and with the confusion matrix of kinds, and its score on the held-out domains
-(extraction/learned/model-report.json, written by `make train-extractor`).
+extractor's cross-validation on the training corpus (by domain, and by writer: each fold's
+writers unseen), per kind and with the confusion matrix of kinds, and its score on the held-out
+domains (extraction/learned/model-report.json, written by `make train-extractor`).
 
     .venv/bin/python -m bench.extraction_quality
 """
@@ -52,7 +52,7 @@ def main() -> int:
         f"{report['corpus']['held_out']} excerpts of "
         f"{len(report['corpus']['held_out_domains'])} domains held out). Thresholds (turn "
         f"{report['params']['threshold_turn']}, compaction "
-        f"{report['params']['threshold_compaction']}) are chosen on the leave-one-writer-out "
+        f"{report['params']['threshold_compaction']}) are chosen on the by-writer "
         "runs: the best F1 with at least 95 % of quiet excerpts silent.",
         "",
         table(["evaluation", "precision", "recall", "F1", "quiet silent", "turns F1",
@@ -64,13 +64,13 @@ def main() -> int:
                   report["held_out"]["recall"], report["held_out"]["f1"],
                   report["held_out"]["quiet_silence"], "", ""]]),
         "",
-        "Per kind (leave one writer out):",
+        "Per kind (by writer: each fold's writers unseen in training):",
         "",
         table(["kind", "expected", "recall", "predicted", "precision"],
               [[k, v["expected"], v["recall"], v["predicted"], v["precision"]]
                for k, v in cv["by_writer"]["per_kind"].items()]),
         "",
-        "Confusion of kinds (leave one writer out; rows: the expected kind, columns: the kind "
+        "Confusion of kinds (by writer; rows: the expected kind, columns: the kind "
         "of the candidate that carries its terms, or missed):",
         "",
         table(["expected \\ got", *kinds, "missed"],

@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 
 REPORT_PATH = DEFAULT_MODEL_PATH.with_name("model-report.json")
 FOLDS = 5
+WRITER_FOLDS = 8  # 25 writers: three or four left out at a time
 QUIET_FLOOR = 0.95
 THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 
@@ -292,9 +293,9 @@ def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_
     base: dict[str, Any] = {"embedder_model_id": embedder.model_id,
                             "dimension": int(embedder.dimension)}
 
-    # cross-validation, twice: by domain (k folds), and leaving out each writer in turn (a
-    # writer's style is the shift a new user's conversations bring); thresholds and the
-    # calibration come from the leave-one-writer-out runs, the harder of the two
+    # cross-validation, twice: by domain (k folds), and by writer (each fold's writers left
+    # out: a writer's style is the shift a new user's conversations bring); thresholds and the
+    # calibration come from the by-writer runs, the harder of the two
     by_domain = _cross_validate(train_cases, folds_of(train_cases, folds), cached, recipe, base,
                                 progress, "domain")
     by_writer = _cross_validate(train_cases, writer_folds(train_cases), cached, recipe, base,
@@ -354,10 +355,14 @@ def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_
     return report
 
 
-def writer_folds(cases: Sequence[Case]) -> list[list[int]]:
-    """One fold per writer (the letters before an excerpt id's digits)."""
-    writers = sorted({_writer(c) for c in cases})
-    return [[i for i, c in enumerate(cases) if _writer(c) == w] for w in writers]
+def writer_folds(cases: Sequence[Case], k: int = WRITER_FOLDS) -> list[list[int]]:
+    """Writers (the letters before an excerpt id's digits) dealt round-robin, most excerpts
+    first, into k folds: each fold's writers are unseen by the model that scores them."""
+    sizes = Counter(_writer(c) for c in cases)
+    order = sorted(sizes, key=lambda w: (-sizes[w], w))
+    fold_of = {w: i % k for i, w in enumerate(order)}
+    folds = [[i for i, c in enumerate(cases) if fold_of[_writer(c)] == f] for f in range(k)]
+    return [f for f in folds if f]
 
 
 def _writer(case: Case) -> str:

@@ -122,3 +122,19 @@ def test_a_missing_or_broken_model_file_is_a_clear_configuration_error(tmp_path:
     with pytest.raises(ExtractorModelError, match="do not fit"):
         ExtractorModel.load(shrunk)
     assert issubclass(ExtractorModelError, ConfigurationError)
+
+
+def test_cross_validation_folds_never_split_a_domain_or_a_writer() -> None:
+    from memvet.extraction.learned.corpus import CORPUS_DIR, corpus_files, load_cases
+    from memvet.extraction.learned.train import folds_of, writer_folds
+
+    cases = load_cases(corpus_files(CORPUS_DIR))
+    for folds, group in ((folds_of(cases, 5), lambda c: c.domain),
+                         (writer_folds(cases, 8), lambda c: c.id.rstrip("0123456789"))):
+        assert sorted(i for f in folds for i in f) == list(range(len(cases)))  # each case once
+        owner: dict[str, int] = {}
+        for f, fold in enumerate(folds):
+            for i in fold:
+                assert owner.setdefault(group(cases[i]), f) == f  # a group sits in one fold
+        sizes = [len(f) for f in folds]
+        assert len(folds) >= 5 and max(sizes) < 2 * min(sizes)  # dealt evenly enough
