@@ -90,6 +90,11 @@ class QueueScreen(Screen[None]):
     def on_resize(self) -> None:
         self.render_rows(self.selected.id if self.selected else None)
 
+    def torn_down(self) -> bool:
+        """True once the app has begun to quit and removed the queue's widgets: a worker whose
+        answer arrives after that has nothing left to show it in."""
+        return not self.query("#queue")
+
     @property
     def table(self) -> DataTable[str]:
         return self.query_one("#queue", DataTable)
@@ -160,6 +165,8 @@ class QueueScreen(Screen[None]):
             return
         finally:
             self.loads_in_flight -= 1
+        if self.torn_down():
+            return
         self.items, self.total = list(page.candidates), page.total
         self.details.clear()
         self.render_rows(keep)
@@ -173,28 +180,35 @@ class QueueScreen(Screen[None]):
     @work(exclusive=True, group="detail")
     async def show_detail(self, candidate_id: str) -> None:
         """Fill the detail pane (origins, excerpts, related memories) for one candidate."""
-        pane = self.query_one("#detail", TextPane)
         detail = self.details.get(candidate_id)
         if detail is None:
             try:
                 detail = await self.client.detail(candidate_id)
             except ClientError as err:
-                pane.show(f"cannot load this candidate: {err}")
+                if not self.torn_down():
+                    self.query_one("#detail", TextPane).show(
+                        f"cannot load this candidate: {err}")
                 return
             self.details[candidate_id] = detail
+        if self.torn_down():
+            return
         if self.selected is not None and self.selected.id == candidate_id:
-            pane.show(detail_text(detail))
+            self.query_one("#detail", TextPane).show(detail_text(detail))
 
     # ------------------------------------------------------------------ live updates
     @work(exclusive=True, group="live")
     async def follow(self) -> None:
         """Apply review events as they come, reconnecting for as long as the queue is open."""
         async for event in self.client.events(self.on_live_status):
+            if self.torn_down():
+                return
             self.apply(event)
 
     def on_live_status(self, status: LiveStatus) -> None:
         """Show the connection's state; after a (re)connect, catch up on what was missed."""
         self.live = status
+        if self.torn_down():
+            return
         self.query_one("#status", TextPane).show(status_text(status))
         if status.state == "live":
             self.load()
@@ -317,6 +331,8 @@ class QueueScreen(Screen[None]):
             turn = await self.client.turn(detail.turn_ref)
         except ClientError as err:
             self.notify_error(err)
+            return
+        if self.torn_down():
             return
         self.app.push_screen(TurnScreen(turn, detail.excerpts))
 

@@ -308,6 +308,37 @@ def test_help_and_q_quits(server: Server) -> None:
     run_app(server, scenario, namespace=ns)
 
 
+def test_an_answer_that_arrives_after_quitting_is_dropped(server: Server) -> None:
+    """A detail still loading when the user quits can answer after the queue's widgets are
+    gone (the app tears them down before it cancels workers): it is dropped, not a crash."""
+    from textual.worker import WorkerState
+
+    ns = space("late")
+    cand = remember(server, "Loads slowly, and the user quits meanwhile", ns)
+
+    async def scenario(app: ReviewApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: cand["id"] in rows(app), "the row")
+        # the row's own detail first: a later highlight would start a detail worker of its
+        # own, which cancels this test's (one detail load at a time)
+        await until(pilot, lambda: "quits meanwhile" in pane(app, "#detail"), "the detail")
+        screen, fetch, release = queue(app), queue(app).client.detail, asyncio.Event()
+
+        async def held_detail(candidate_id: str) -> Any:
+            await release.wait()
+            return await fetch(candidate_id)
+
+        screen.client.detail = held_detail  # type: ignore[method-assign]
+        screen.details.clear()
+        worker = screen.show_detail(cand["id"])
+        await screen.query_one("#queue").remove()  # the state a quitting app is in
+        release.set()
+        await until(pilot, lambda: worker.is_finished, "the detail worker")
+        assert worker.state == WorkerState.SUCCESS, worker.error
+        await pilot.press("q")
+
+    run_app(server, scenario, namespace=ns)
+
+
 def test_new_and_merged_candidates_appear_live(server: Server) -> None:
     ns = space("live")
     probe_ns = space("live-probe")
