@@ -5,11 +5,13 @@
    shipped model is scored on (and the tests hold floors on).
 2. Every statement is embedded once through the Embedder it is handed (cached on disk by
    model and text, so a re-run embeds nothing new).
-3. Group k-fold by domain: each fold's model is trained on the other domains, runs as the
-   extractor runs (same decoding, same phrasing) on the held-out domains, and is scored the way
-   the evaluation scorer scores (kind, namespace prefix, a required term in the content).
-4. On those out-of-fold runs: the threshold per trigger (best F1 with at least 95 % of quiet
-   excerpts silent), and the confidence calibration (Platt, on whether a candidate was right).
+3. Group k-fold twice, by domain (5 folds) and by writer (8 folds): each fold's model is
+   trained on the other domains (writers), runs as the extractor runs (same decoding, same
+   phrasing) on the ones left out, and is scored the way the evaluation scorer scores (kind,
+   namespace prefix, a required term in the content).
+4. On the by-writer out-of-fold runs: the threshold per trigger (best F1 with at least 95 % of
+   quiet excerpts silent), and the confidence calibration (Platt, on whether a candidate was
+   right).
 5. The final model is trained on all training domains and written to model.npz with those
    settings; the report (model-report.json) holds the cross-validation, per kind, the kind
    confusion matrix, and the held-out slice's score.
