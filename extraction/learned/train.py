@@ -25,7 +25,6 @@ import hashlib
 import json
 import logging
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,16 @@ import numpy as np
 from scipy import sparse
 
 from memvet.extraction.learned.corpus import CORPUS_DIR, Case, corpus_files, load_cases
+from memvet.extraction.learned.evaluation import (
+    Scored,
+    by_kind,
+    combined,
+    context_of,
+    folds_of,
+    run,
+    score_runs,
+    writer_folds,
+)
 from memvet.extraction.learned.extractor import LearnedExtractor
 from memvet.extraction.learned.features import (
     Vocabulary,
@@ -45,13 +54,12 @@ from memvet.extraction.learned.features import (
 )
 from memvet.extraction.learned.model import DEFAULT_MODEL_PATH, KINDS, ExtractorModel, Heads
 from memvet.memory.kinds import Kind
-from memvet.memory.ports import Embedder, ExtractedCandidate, ExtractionContext
+from memvet.memory.ports import Embedder, ExtractedCandidate
 
 log = logging.getLogger(__name__)
 
 REPORT_PATH = DEFAULT_MODEL_PATH.with_name("model-report.json")
 FOLDS = 5
-WRITER_FOLDS = 8  # 25 writers: three or four left out at a time
 QUIET_FLOOR = 0.95
 THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 
@@ -218,64 +226,7 @@ def fit(m: Matrix, recipe: Recipe, *, embedder_model_id: str, dimension: int,
                           params=dict(params))
 
 
-# --------------------------------------------------------------------------- scoring
-def _matches(cand: ExtractedCandidate, exp: dict[str, Any]) -> bool:
-    """The evaluation scorer's rule: kind, namespace prefix, one required term."""
-    return (cand.kind.value == exp["kind"]
-            and cand.namespace.startswith(exp["namespace"] + ":")
-            and any(t.lower() in cand.content.lower() for t in exp["must_contain_any"]))
-
-
-@dataclass
-class Scored:
-    matched: int = 0
-    candidates: int = 0
-    expected: int = 0
-    quiet: int = 0
-    quiet_silent: int = 0
-
-    def add(self, case: Case, got: Sequence[ExtractedCandidate],
-            right: list[bool] | None = None) -> None:
-        self.candidates += len(got)
-        self.expected += len(case.expected)
-        if not case.expected:
-            self.quiet += 1
-            self.quiet_silent += not got
-        free = list(range(len(got)))
-        for exp in case.expected:
-            hit = next((i for i in free if _matches(got[i], exp)), None)
-            if hit is not None:
-                free.remove(hit)
-                self.matched += 1
-                if right is not None:
-                    right[hit] = True
-
-    def summary(self) -> dict[str, float]:
-        p = self.matched / self.candidates if self.candidates else 0.0
-        r = self.matched / self.expected if self.expected else 0.0
-        f1 = 2 * p * r / (p + r) if p + r else 0.0
-        return {"precision": round(p, 3), "recall": round(r, 3), "f1": round(f1, 3),
-                "quiet_silence": round(self.quiet_silent / self.quiet, 3) if self.quiet else 1.0,
-                "candidates": self.candidates, "expected": self.expected,
-                "matched": self.matched}
-
-
-def _context(case: Case) -> ExtractionContext:
-    return ExtractionContext(workspace=case.workspace, persona=case.persona,
-                             trigger=case.trigger)
-
-
-def run(extractor: LearnedExtractor, case: Case) -> list[ExtractedCandidate]:
-    return extractor.extract(case.messages, _context(case))
-
-
 # --------------------------------------------------------------------------- the whole run
-def folds_of(cases: Sequence[Case], k: int) -> list[list[int]]:
-    """Domains dealt round-robin (largest first, ties by name) into k folds."""
-    sizes = Counter(c.domain for c in cases)
-    order = sorted(sizes, key=lambda d: (-sizes[d], d))
-    fold_of = {d: i % k for i, d in enumerate(order)}
-    return [[i for i, c in enumerate(cases) if fold_of[c.domain] == f] for f in range(k)]
 
 
 def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_MODEL_PATH,
@@ -302,7 +253,7 @@ def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_
                                 progress, "domain")
     by_writer = _cross_validate(train_cases, writer_folds(train_cases), cached, recipe, base,
                                 progress, "writer")
-    oof = {t: _score(train_cases, by_writer[t]) for t in THRESHOLDS}
+    oof = {t: score_runs(train_cases, by_writer[t]) for t in THRESHOLDS}
     chosen = {trigger: _choose(oof, trigger) for trigger in ("turn", "compaction")}
     emitted = {i: by_writer[chosen[c.trigger]][i] for i, c in enumerate(train_cases)}
     points: list[tuple[float, bool]] = []
@@ -313,11 +264,11 @@ def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_
     platt_a, platt_b = _platt(points)
     cv_reports = {}
     for name, runs in (("by_domain", by_domain), ("by_writer", by_writer)):
-        scored = {t: _score(train_cases, runs[t]) for t in THRESHOLDS}
+        scored = {t: score_runs(train_cases, runs[t]) for t in THRESHOLDS}
         at = {i: runs[chosen[c.trigger]][i] for i, c in enumerate(train_cases)}
-        per_kind, confusion = _by_kind(train_cases, at)
+        per_kind, confusion = by_kind(train_cases, at)
         cv_reports[name] = {
-            **_combined(scored, chosen),
+            **combined(scored, chosen),
             "turn": scored[chosen["turn"]]["turn"].summary(),
             "compaction": scored[chosen["compaction"]]["compaction"].summary(),
             "per_kind": per_kind, "kind_confusion": confusion}
@@ -357,20 +308,6 @@ def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_
     return report
 
 
-def writer_folds(cases: Sequence[Case], k: int = WRITER_FOLDS) -> list[list[int]]:
-    """Writers (the letters before an excerpt id's digits) dealt round-robin, most excerpts
-    first, into k folds: each fold's writers are unseen by the model that scores them."""
-    sizes = Counter(_writer(c) for c in cases)
-    order = sorted(sizes, key=lambda w: (-sizes[w], w))
-    fold_of = {w: i % k for i, w in enumerate(order)}
-    folds = [[i for i, c in enumerate(cases) if fold_of[_writer(c)] == f] for f in range(k)]
-    return [f for f in folds if f]
-
-
-def _writer(case: Case) -> str:
-    return case.id.rstrip("0123456789") or case.id
-
-
 def _cross_validate(cases: Sequence[Case], folds: list[list[int]], cached: CachedEmbedder,
                     recipe: Recipe, base: dict[str, Any], progress: Any, name: str
                     ) -> dict[float, dict[int, list[ExtractedCandidate]]]:
@@ -384,7 +321,7 @@ def _cross_validate(cases: Sequence[Case], folds: list[list[int]], cached: Cache
                             "threshold_compaction": 0.5})
         extractor = LearnedExtractor(cached, model)
         for i in held:
-            scored = extractor.score(cases[i].messages, _context(cases[i]))
+            scored = extractor.score(cases[i].messages, context_of(cases[i]))
             for t in THRESHOLDS:
                 runs[t][i] = extractor.decode(scored, t) if scored is not None else []
         progress(f"{name} fold {f + 1}/{len(folds)}: {len(held)} excerpts scored")
@@ -398,31 +335,11 @@ def _holdout(corpus: Path) -> set[str]:
     return {line.split("#")[0].strip() for line in path.read_text().splitlines()} - {""}
 
 
-def _score(cases: Sequence[Case], runs: dict[int, list[ExtractedCandidate]]
-           ) -> dict[str, Scored]:
-    out = {"turn": Scored(), "compaction": Scored()}
-    for i, got in runs.items():
-        out[cases[i].trigger].add(cases[i], got)
-    return out
-
-
 def _choose(oof: dict[float, dict[str, Scored]], trigger: str) -> float:
     """The threshold with the best F1 whose quiet excerpts stay silent often enough."""
     ok = [t for t in THRESHOLDS if oof[t][trigger].summary()["quiet_silence"] >= QUIET_FLOOR]
     pool = ok or [max(THRESHOLDS)]
     return max(pool, key=lambda t: (oof[t][trigger].summary()["f1"], t))
-
-
-def _combined(oof: dict[float, dict[str, Scored]], chosen: dict[str, float]) -> dict[str, Any]:
-    total = Scored()
-    for trigger, t in chosen.items():
-        s = oof[t][trigger]
-        total.matched += s.matched
-        total.candidates += s.candidates
-        total.expected += s.expected
-        total.quiet += s.quiet
-        total.quiet_silent += s.quiet_silent
-    return total.summary()
 
 
 def _platt(points: list[tuple[float, bool]]) -> tuple[float, float]:
@@ -436,28 +353,3 @@ def _platt(points: list[tuple[float, bool]]) -> tuple[float, float]:
     return round(float(lr.coef_[0][0]), 4), round(float(lr.intercept_[0]), 4)
 
 
-def _by_kind(cases: Sequence[Case], emitted: dict[int, list[ExtractedCandidate]]
-             ) -> tuple[dict[str, Any], dict[str, dict[str, int]]]:
-    """Recall per expected kind, precision per predicted kind, and which kind the candidate
-    that carries an expected item's terms was given (rows: expected, columns: predicted)."""
-    kinds = [k.value for k in KINDS]
-    confusion = {e: dict.fromkeys([*kinds, "missed"], 0) for e in kinds}
-    found: Counter[str] = Counter()
-    expected: Counter[str] = Counter()
-    predicted: Counter[str] = Counter()
-    for i, got in emitted.items():
-        case = cases[i]
-        right = [False] * len(got)
-        Scored().add(case, got, right)
-        for g, r in zip(got, right, strict=True):
-            predicted[g.kind.value] += 1
-            found[g.kind.value] += r
-        for exp in case.expected:
-            expected[exp["kind"]] += 1
-            near = next((g for g in got if any(t.lower() in g.content.lower()
-                                                for t in exp["must_contain_any"])), None)
-            confusion[exp["kind"]][near.kind.value if near else "missed"] += 1
-    per_kind = {k: {"recall": round(found[k] / expected[k], 3) if expected[k] else None,
-                    "precision": round(found[k] / predicted[k], 3) if predicted[k] else None,
-                    "expected": expected[k], "predicted": predicted[k]} for k in kinds}
-    return per_kind, confusion

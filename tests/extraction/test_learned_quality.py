@@ -19,8 +19,9 @@ from memvet.api.settings import Settings
 from memvet.api.wiring import build_runtime, packaged_embedder
 from memvet.extraction.learned import LearnedExtractor
 from memvet.extraction.learned.corpus import CORPUS_DIR, corpus_files, load_cases
+from memvet.extraction.learned.evaluation import Scored, run
 from memvet.extraction.learned.model import DEFAULT_MODEL_PATH, ExtractorModelError
-from memvet.extraction.learned.train import Scored, _holdout, run
+from memvet.extraction.learned.train import _holdout
 from memvet.memory.kinds import Kind
 from memvet.memory.ports import ExtractionContext, Message
 

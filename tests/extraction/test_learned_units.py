@@ -126,7 +126,7 @@ def test_a_missing_or_broken_model_file_is_a_clear_configuration_error(tmp_path:
 
 def test_cross_validation_folds_never_split_a_domain_or_a_writer() -> None:
     from memvet.extraction.learned.corpus import CORPUS_DIR, corpus_files, load_cases
-    from memvet.extraction.learned.train import folds_of, writer_folds
+    from memvet.extraction.learned.evaluation import folds_of, writer_folds
 
     cases = load_cases(corpus_files(CORPUS_DIR))
     for folds, group in ((folds_of(cases, 5), lambda c: c.domain),
@@ -138,3 +138,37 @@ def test_cross_validation_folds_never_split_a_domain_or_a_writer() -> None:
                 assert owner.setdefault(group(cases[i]), f) == f  # a group sits in one fold
         sizes = [len(f) for f in folds]
         assert len(folds) >= 5 and max(sizes) < 2 * min(sizes)  # dealt evenly enough
+
+
+def test_training_is_deterministic(tmp_path: Path) -> None:
+    """Two runs of the training on the same corpus give the same model, array for array, and
+    the same report (its timing aside). A small corpus of five writers' domains and a
+    deterministic stand-in embedder keep it quick; the recipe is the shipped one."""
+    import json
+    import shutil
+
+    from memvet.embeddings.fake import FakeEmbedder
+    from memvet.extraction.learned.corpus import CORPUS_DIR
+    from memvet.extraction.learned.train import train
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("p-elixir-nerves-iot", "s-rust-bevy-game", "t-python-scraping-playwright",
+                 "k-analytics-clickhouse", "x-keycloak-identity"):
+        shutil.copy(CORPUS_DIR / f"{name}.jsonl", corpus)
+    runs = []
+    for n in (1, 2):
+        out = tmp_path / f"run{n}" / "model.npz"
+        report = train(FakeEmbedder(), corpus=corpus, out=out, folds=2,
+                       report_path=out.with_suffix(".json"), cache_dir=tmp_path / f"cache{n}",
+                       progress=lambda line: None)
+        report.pop("seconds")
+        with np.load(out, allow_pickle=False) as arrays:
+            runs.append((report, {k: arrays[k] for k in arrays.files}))
+        assert json.loads(out.with_suffix(".json").read_text())["corpus"]["excerpts"] == 150
+    (first_report, first), (second_report, second) = runs
+    assert first_report == second_report
+    assert first.keys() == second.keys()
+    for key in first:
+        assert np.array_equal(first[key], second[key]), key
+    assert ExtractorModel.load(tmp_path / "run1" / "model.npz").params == first_report["params"]
