@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import platform
 import re
 import statistics
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -169,9 +172,32 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 
 def write_result(name: str, text: str) -> Path:
-    """Print `text` and write it to bench/results/<name>.md."""
+    """Print `text` and write it to bench/results/<name>.md under a first line that says when
+    and on what machine it was measured (BENCHMARKS.md shows it: results of earlier runs stay
+    there with their own date and machine)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.md"
-    path.write_text(text.rstrip() + "\n")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
+    path.write_text(f"_`bench/{name}.py`, {stamp} UTC, on {machine()}_\n\n" + text.rstrip()
+                    + "\n")
     print(text)
     return path
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}; "
+            f"Python {platform.python_version()}")

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
+
+from bench.common import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -35,25 +35,6 @@ BENCHES: list[tuple[str, str, list[str]]] = [
     ("hook_cold_start", "Claude Code hook cold start", []),
     ("robustness", "Robustness: concurrent writers and a GraphQL fuzz", []),
 ]
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        kb = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
-    except (OSError, ValueError, IndexError):
-        pass
-    return (f"{cpu}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}; "
-            f"Python {platform.python_version()}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,9 +74,8 @@ def write_report() -> None:
     ]
     for module, title, _ in BENCHES:
         path = RESULTS / f"{module}.md"
-        if path.exists():
-            stamp = datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M")
-            parts.append(f"## {title}\n\n_`bench/{module}.py`, {stamp} UTC_\n")
+        if path.exists():  # its first line says when and on what machine (common.write_result)
+            parts.append(f"## {title}\n")
             parts.append(path.read_text(encoding="utf-8").strip() + "\n")
     (ROOT / "BENCHMARKS.md").write_text("\n".join(parts), encoding="utf-8")
 
