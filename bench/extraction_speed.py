@@ -78,6 +78,12 @@ def embedding_alone(embedder: Embedder, batches: list[list[str]], repeat: int) -
     return ms
 
 
+def row(name: str, ms: list[float]) -> list[object]:
+    """A table row of sorted timings: count, p50, p95, mean, max."""
+    return [name, len(ms), f"{percentile(ms, 50):.1f}", f"{percentile(ms, 95):.1f}",
+            f"{statistics.fmean(ms):.1f}", f"{ms[-1]:.1f}"]
+
+
 def long_compaction(n: int = 10_000) -> list[Message]:
     """A synthetic session: task talk, tool output and, now and then, a durable remark."""
     rng = random.Random(7)
@@ -110,12 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                             ("heuristic", HeuristicExtractor())):
         ms = sorted(timed(extractor, cases, args.repeat))
         results[name] = ms
-        rows.append([name, len(ms), f"{percentile(ms, 50):.1f}", f"{percentile(ms, 95):.1f}",
-                     f"{statistics.fmean(ms):.1f}", f"{ms[-1]:.1f}"])
+        rows.append(row(name, ms))
     alone = sorted(embedding_alone(embedder, [b for b in recording.batches if b], args.repeat))
-    rows.append(["the embedding alone (the same texts)", len(alone),
-                 f"{percentile(alone, 50):.1f}", f"{percentile(alone, 95):.1f}",
-                 f"{statistics.fmean(alone):.1f}", f"{alone[-1]:.1f}"])
+    rows.append(row("the embedding alone (the same texts)", alone))
     messages = long_compaction()
     start = time.perf_counter()
     found = learned.extract(messages, ExtractionContext("shop-api", "default", "compaction"))
