@@ -14,7 +14,7 @@ from memvet.extraction.learned.extractor import LearnedExtractor
 from memvet.extraction.learned.model import KINDS
 from memvet.memory.ports import ExtractedCandidate, ExtractionContext
 
-WRITER_FOLDS = 8  # 25 writers: three or four left out at a time
+WRITER_FOLDS = 8  # 31 writers: about four left out at a time
 
 
 def _matches(cand: ExtractedCandidate, exp: dict[str, Any]) -> bool:
