@@ -86,8 +86,8 @@ class LearnedExtractor:
         workspace = slugify(context.workspace) if context.workspace else None
         stmts = self._worth_embedding(stmts)
         vectors = np.asarray(self.embedder.embed([s.text for s in stmts]), dtype=np.float32)
-        x = self.model.features(stmts, vectors, compaction=compaction, workspace=workspace)
-        memorable, kinds, persona = self.model.predict(x)
+        memorable, kinds, persona = self.model.predict_statements(
+            stmts, vectors, compaction=compaction, workspace=workspace)
         return Scores(stmts, memorable, kinds, persona, context, workspace)
 
     def decode(self, scored: Scores, threshold: float | None = None

@@ -19,6 +19,7 @@ import math
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -81,14 +82,18 @@ class ExtractorModel:
     def width(self) -> int:
         return self.sparse_width + 3 * self.dimension + len(SHAPE_FEATURES)
 
-    def word_features(self, stmts: Sequence[Statement]) -> sparse.csr_matrix:
-        """Blocks 1-3 (no embedding needed)."""
-        return sparse.hstack([
+    def word_blocks(self, stmts: Sequence[Statement]) -> list[sparse.csr_matrix]:
+        """Blocks 1-3 (no embedding needed), one matrix per vocabulary."""
+        return [
             self.text.transform([s.text for s in stmts]),
             self.other.transform([other_side(s) for s in stmts]),
             self.around.transform([neighbours(stmts, k) for k in range(len(stmts))]),
             self.message.transform([whole_message(stmts, k) for k in range(len(stmts))]),
-        ]).tocsr()
+        ]
+
+    def word_features(self, stmts: Sequence[Statement]) -> sparse.csr_matrix:
+        """Blocks 1-3 side by side."""
+        return sparse.hstack(self.word_blocks(stmts)).tocsr()
 
     def features(self, stmts: Sequence[Statement], vectors: np.ndarray, *, compaction: bool,
                  workspace: str | None) -> sparse.csr_matrix:
@@ -97,14 +102,39 @@ class ExtractorModel:
 
     # ------------------------------------------------------------------ heads
     def predict(self, x: sparse.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(P(memorable), P(kind) n×6 in Kind order, P(persona | preference))."""
+        """(P(memorable), P(kind) n×6 in Kind order, P(persona | preference)) of feature rows."""
+        return self._heads(np.asarray(x @ self._stacked))
+
+    def predict_statements(self, stmts: Sequence[Statement], vectors: np.ndarray, *,
+                           compaction: bool, workspace: str | None
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`predict(features(...))`, block by block: no wide matrix is assembled (the turn
+        pass's own share of its latency is mostly this)."""
+        w = self._stacked
+        z = dense_block(stmts, vectors, compaction=compaction, workspace=workspace) @ w[
+            self.sparse_width:]
+        start = 0
+        for block in self.word_blocks(stmts):
+            z += block @ w[start:start + block.shape[1]]
+            start += block.shape[1]
+        return self._heads(np.asarray(z))
+
+    @cached_property
+    def _stacked(self) -> np.ndarray:
+        """The three heads' weights as one contiguous F×8 matrix: memorable, the six kinds,
+        persona (one product per block instead of three, and no transposed copy a call)."""
         h = self.heads
-        memorable = _sigmoid(x @ h.memorable_w + h.memorable_b)
-        logits = np.asarray(x @ h.kind_w.T) + h.kind_b
+        return np.ascontiguousarray(
+            np.vstack([h.memorable_w, h.kind_w, h.persona_w]).T, dtype=np.float32)
+
+    def _heads(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        h = self.heads
+        memorable = _sigmoid(z[:, 0] + h.memorable_b)
+        logits = z[:, 1:7] + h.kind_b
         logits -= logits.max(axis=1, keepdims=True)
         kind = np.exp(logits)
         kind /= kind.sum(axis=1, keepdims=True)
-        persona = _sigmoid(x @ h.persona_w + h.persona_b)
+        persona = _sigmoid(z[:, 7] + h.persona_b)
         return memorable, kind, persona
 
     def prefilter(self, words: sparse.csr_matrix) -> np.ndarray:

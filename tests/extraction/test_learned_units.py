@@ -104,6 +104,26 @@ def test_the_shipped_model_loads_and_fits_the_packaged_embedder() -> None:
     assert DEFAULT_MODEL_PATH.stat().st_size < 8 * 1024 * 1024  # a small file
 
 
+def test_scoring_block_by_block_equals_the_whole_feature_matrix() -> None:
+    """The turn pass scores each feature block against its slice of the heads; training and
+    evaluation use the assembled matrix. Both must give the same probabilities."""
+    model = ExtractorModel.load(DEFAULT_MODEL_PATH)
+    stmts = statements([
+        Message("user", "the staging db is on port 6543. we moved off celery last spring "
+                        "because it leaked memory. thanks!"),
+        Message("assistant", "Noted. The worker pool now runs on arq; 12 jobs migrated."),
+        Message("user", "yes, and never restart the billing worker during business hours"),
+    ])
+    vectors = np.random.default_rng(3).normal(size=(len(stmts), model.dimension))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    whole = model.predict(model.features(stmts, vectors, compaction=False, workspace="shop"))
+    blocks = model.predict_statements(stmts, vectors, compaction=False, workspace="shop")
+    for a, b in zip(whole, blocks, strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, atol=1e-5)
+    assert np.allclose(blocks[1].sum(axis=1), 1.0)
+
+
 def test_a_missing_or_broken_model_file_is_a_clear_configuration_error(tmp_path: Path) -> None:
     with pytest.raises(ExtractorModelError, match="missing"):
         ExtractorModel.load(tmp_path / "none.npz")
