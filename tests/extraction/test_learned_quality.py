@@ -57,6 +57,9 @@ def test_dev_set_floor(tmp_path: Path) -> None:
 
 
 def test_held_out_domains_floor(extractor: LearnedExtractor) -> None:
+    """Domains never trained or cross-validated on hold the issue's targets for conversations
+    the model never saw: F1 and precision at least 0.70, 95 % of quiet excerpts silent (the
+    shipped model scored 0.745, 0.772 and 0.971)."""
     held = _holdout(CORPUS_DIR)
     cases = [c for c in load_cases(corpus_files()) if c.domain in held]
     assert len(cases) >= 150 and len({c.domain for c in cases}) >= 4
@@ -64,8 +67,8 @@ def test_held_out_domains_floor(extractor: LearnedExtractor) -> None:
     for case in cases:
         scored.add(case, run(extractor, case))
     summary = scored.summary()
-    assert summary["f1"] >= 0.68 and summary["precision"] >= 0.70, summary
-    assert summary["quiet_silence"] >= 0.93, summary
+    assert summary["f1"] >= 0.70 and summary["precision"] >= 0.70, summary
+    assert summary["quiet_silence"] >= 0.95, summary
 
 
 def test_what_the_agent_found_and_the_user_confirmed_is_a_candidate(
