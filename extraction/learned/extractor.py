@@ -2,11 +2,12 @@
 
 For one turn or compacted stretch: cut the statements (statements.py); on a very long stretch,
 let the word-only prefilter pick which ones are worth embedding; embed them through the
-Embedder port in one batch; score them (model.py); keep those over the threshold for the
-trigger; a user's bare "yes, right" hands its weight to the agent's finding it confirms; the
-kept statements of one message make one candidate (its kind and scope the probability-
-weighted vote of its statements); at most `cap` candidates, the surest first; each phrased as a
-standalone memory (phrasing.py) with a calibrated confidence.
+Embedder port in one batch; score them (model.py's linear heads, then rescore.py's second look
+at each beside the rest); keep those over the threshold for the trigger; a user's bare "yes,
+right" hands its weight to the agent's finding it confirms; the kept statements of one message
+make one candidate (its kind and scope the probability-weighted vote of its statements); at
+most `cap` candidates, the surest first; each phrased as a standalone memory (phrasing.py) with
+a calibrated confidence.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ class LearnedExtractor:
         workspace = slugify(context.workspace) if context.workspace else None
         stmts = self._worth_embedding(stmts)
         vectors = np.asarray(self.embedder.embed([s.text for s in stmts]), dtype=np.float32)
-        memorable, kinds, persona = self.model.predict_statements(
+        memorable, kinds, persona = self.model.score(
             stmts, vectors, compaction=compaction, workspace=workspace)
         return Scores(stmts, memorable, kinds, persona, context, workspace)
 

@@ -4,8 +4,9 @@ Heads (each a logistic regression, coefficients over the concatenated feature bl
 `memorable` (worth remembering or not), `kind` (softmax over the six kinds), `persona` (a
 preference about the person rather than the project), and `prefilter` (memorable, from the
 word blocks alone: it picks which statements of a very long stretch get embedded at all).
-`params` holds the decoding settings train.py chose on held-out folds (thresholds, caps) and
-the calibration of the confidence.
+`rescorer` (rescore.py) reads each statement's memorable score again beside the rest of its
+conversation and gives the final one. `params` holds the decoding settings train.py chose on
+held-out folds (thresholds, caps) and the calibration of the confidence.
 
 The file is `model.npz` beside this module: numpy arrays only, loaded with
 allow_pickle=False. A missing, truncated or inconsistent file raises ExtractorModelError at
@@ -34,11 +35,12 @@ from memvet.extraction.learned.features import (
     other_side,
     whole_message,
 )
+from memvet.extraction.learned.rescore import Forest
 from memvet.extraction.learned.statements import Statement
 from memvet.memory.errors import ConfigurationError
 from memvet.memory.kinds import Kind
 
-FORMAT = 2
+FORMAT = 3
 DEFAULT_MODEL_PATH = Path(__file__).resolve().with_name("model.npz")
 KINDS = tuple(Kind)
 
@@ -71,6 +73,7 @@ class ExtractorModel:
     message: Vocabulary
     heads: Heads
     params: dict[str, Any] = field(default_factory=dict)
+    rescorer: Forest | None = None  # None only while training fits the first stage
 
     # ------------------------------------------------------------------ features
     @property
@@ -109,7 +112,8 @@ class ExtractorModel:
                            compaction: bool, workspace: str | None
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """`predict(features(...))`, block by block: no wide matrix is assembled (the turn
-        pass's own share of its latency is mostly this)."""
+        pass's own share of its latency is mostly this). The first stage: `score` adds the
+        rescorer's second look."""
         w = self._stacked
         z = dense_block(stmts, vectors, compaction=compaction, workspace=workspace) @ w[
             self.sparse_width:]
@@ -137,6 +141,16 @@ class ExtractorModel:
         persona = _sigmoid(z[:, 7] + h.persona_b)
         return memorable, kind, persona
 
+    def score(self, stmts: Sequence[Statement], vectors: np.ndarray, *, compaction: bool,
+              workspace: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(P(memorable), P(kind), P(persona)) of each statement: the linear heads, then the
+        rescorer's memorable score in place of theirs."""
+        memorable, kinds, persona = self.predict_statements(
+            stmts, vectors, compaction=compaction, workspace=workspace)
+        if self.rescorer is not None:
+            memorable = self.rescorer.rescore(stmts, memorable, kinds, compaction=compaction)
+        return memorable, kinds, persona
+
     def prefilter(self, words: sparse.csr_matrix) -> np.ndarray:
         return _sigmoid(words @ self.heads.prefilter_w + self.heads.prefilter_b)
 
@@ -150,6 +164,8 @@ class ExtractorModel:
 
     # ------------------------------------------------------------------ file
     def save(self, path: Path) -> None:
+        if self.rescorer is None:
+            raise ValueError("a model is saved with its rescorer (train.py fits it)")
         h = self.heads
         arrays: dict[str, Any] = {
             "format": np.array(FORMAT),
@@ -162,6 +178,7 @@ class ExtractorModel:
             "kind_w": h.kind_w, "kind_b": h.kind_b,
             "persona_w": h.persona_w, "persona_b": np.array(h.persona_b),
             "prefilter_w": h.prefilter_w, "prefilter_b": np.array(h.prefilter_b),
+            **self.rescorer.arrays("rescore"),
         }
         for name, vocab in (("text", self.text), ("other", self.other), ("around", self.around),
                             ("message", self.message)):
@@ -220,6 +237,7 @@ class ExtractorModel:
                 prefilter_b=float(d["prefilter_b"]),
             ),
             params=json.loads(str(d["params"])),
+            rescorer=Forest.from_arrays(d, "rescore"),
         )
         h, width = model.heads, model.width
         if (h.memorable_w.shape != (width,) or h.kind_w.shape != (len(KINDS), width)

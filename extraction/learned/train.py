@@ -5,18 +5,23 @@
    shipped model is scored on (and the tests hold floors on).
 2. Every statement is embedded once through the Embedder it is handed (cached on disk by
    model and text, so a re-run embeds nothing new).
-3. Group k-fold twice, by domain (5 folds) and by writer (8 folds): each fold's model is
-   trained on the other domains (writers), runs as the extractor runs (same decoding, same
-   phrasing) on the ones left out, and is scored the way the evaluation scorer scores (kind,
-   namespace prefix, a required term in the content).
+3. Group k-fold twice, by domain (5 folds) and by writer (8 folds): each fold's linear heads
+   are trained on the other domains (writers) and score the ones left out. The rescorer
+   (rescore.py) is then fitted, fold by fold again, on the other folds' out-of-fold scores and
+   rereads the fold left out; every case is decoded as the extractor decodes (same grouping,
+   same phrasing) and scored the way the evaluation scorer scores (kind, namespace prefix, a
+   required term in the content).
 4. On the by-writer out-of-fold runs: the threshold per trigger (best F1 with at least 95 % of
    quiet excerpts silent), and the confidence calibration (Platt, on whether a candidate was
    right).
-5. The final model is trained on all training domains and written to model.npz with those
-   settings; the report (model-report.json) holds the cross-validation, per kind, the kind
-   confusion matrix, and the held-out slice's score.
+5. The final heads are trained on all training domains; the final rescorer on the by-writer
+   out-of-fold scores of all of them (the scores it will see are those of a model that never
+   saw the conversation). Both go to model.npz with those settings; the report
+   (model-report.json) holds the cross-validation, per kind, the kind confusion matrix, and the
+   held-out slice's score.
 
-Deterministic: sorted vocabularies, lbfgs logistic regressions, fixed fold assignment.
+Deterministic: sorted vocabularies, lbfgs logistic regressions, a forest without subsampling,
+fixed fold assignment.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +49,7 @@ from memvet.extraction.learned.evaluation import (
     score_runs,
     writer_folds,
 )
-from memvet.extraction.learned.extractor import LearnedExtractor
+from memvet.extraction.learned.extractor import LearnedExtractor, Scores
 from memvet.extraction.learned.features import (
     Vocabulary,
     dense_block,
@@ -53,6 +58,7 @@ from memvet.extraction.learned.features import (
     whole_message,
 )
 from memvet.extraction.learned.model import DEFAULT_MODEL_PATH, KINDS, ExtractorModel, Heads
+from memvet.extraction.learned.rescore import Forest, context_features
 from memvet.memory.kinds import Kind
 from memvet.memory.ports import Embedder, ExtractedCandidate
 
@@ -82,6 +88,9 @@ class Recipe:
     context_min_df: int = 3
     context_max_terms: int = 12_000
     cap: int = 3
+    rescore_trees: int = 200
+    rescore_depth: int = 6
+    rescore_rate: float = 0.05
 
 
 # --------------------------------------------------------------------------- embedding
@@ -226,6 +235,48 @@ def fit(m: Matrix, recipe: Recipe, *, embedder_model_id: str, dimension: int,
                           params=dict(params))
 
 
+def fit_rescorer(cases: Sequence[Case], first: dict[int, Scores | None], recipe: Recipe
+                 ) -> Forest:
+    """The rescorer on the first-stage scores of `first` (case index: that case's scores, from
+    a model that never saw it), labelled by the corpus."""
+    from sklearn.ensemble import HistGradientBoostingClassifier  # training only
+
+    xs: list[np.ndarray] = []
+    ys: list[bool] = []
+    for i, scored in first.items():
+        if scored is None:
+            continue
+        label = {(s.message, s.position): item >= 0
+                 for s, item in zip(cases[i].statements, cases[i].item_of, strict=True)}
+        xs.append(context_features(scored.statements, scored.memorable, scored.kinds,
+                                   compaction=cases[i].trigger == "compaction"))
+        ys.extend(label[(s.message, s.position)] for s in scored.statements)
+    y = np.asarray(ys)
+    forest = HistGradientBoostingClassifier(
+        max_iter=recipe.rescore_trees, max_depth=recipe.rescore_depth,
+        learning_rate=recipe.rescore_rate, max_leaf_nodes=31, l2_regularization=1.0,
+        early_stopping=False, random_state=0)
+    forest.fit(np.vstack(xs), y)
+    return _flat(forest)
+
+
+def _flat(forest: Any) -> Forest:
+    """scikit-learn's fitted binary HistGradientBoostingClassifier as rescore.Forest."""
+    trees = [predictors[0].nodes for predictors in forest._predictors]
+    starts = np.cumsum([0] + [len(t) for t in trees[:-1]])
+    nodes = np.concatenate(trees)
+    offset = np.repeat(starts, [len(t) for t in trees])
+    leaf = nodes["is_leaf"].astype(bool)
+    return Forest(
+        feature=np.where(leaf, 0, nodes["feature_idx"]).astype(np.int32),
+        threshold=np.where(leaf, 0.0, nodes["num_threshold"]).astype(np.float64),
+        left=np.where(leaf, 0, nodes["left"].astype(np.int64) + offset).astype(np.int32),
+        right=np.where(leaf, 0, nodes["right"].astype(np.int64) + offset).astype(np.int32),
+        value=np.where(leaf, nodes["value"], 0.0).astype(np.float64),
+        leaf=leaf, roots=starts.astype(np.int32), depth=int(nodes["depth"].max()),
+        baseline=float(np.ravel(forest._baseline_prediction)[0]))
+
+
 # --------------------------------------------------------------------------- the whole run
 
 
@@ -249,10 +300,16 @@ def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_
     # cross-validation, twice: by domain (k folds), and by writer (each fold's writers left
     # out: a writer's style is the shift a new user's conversations bring); thresholds and the
     # calibration come from the by-writer runs, the harder of the two
-    by_domain = _cross_validate(train_cases, folds_of(train_cases, folds), cached, recipe, base,
-                                progress, "domain")
-    by_writer = _cross_validate(train_cases, writer_folds(train_cases), cached, recipe, base,
-                                progress, "writer")
+    domain_folds, by_writer_folds = folds_of(train_cases, folds), writer_folds(train_cases)
+    first_by_domain = _out_of_fold(train_cases, domain_folds, cached, recipe, base, progress,
+                                   "domain")
+    first_by_writer = _out_of_fold(train_cases, by_writer_folds, cached, recipe, base, progress,
+                                   "writer")
+    progress("final heads; the rescorer, fold by fold on the out-of-fold scores ...")
+    final = fit(matrix(train_cases, cached), recipe, **base, params={"cap": recipe.cap})
+    decoder = LearnedExtractor(cached, final)  # decoding reads the cap and calibration (none)
+    by_domain = _runs(decoder, _rescored(train_cases, domain_folds, first_by_domain, recipe))
+    by_writer = _runs(decoder, _rescored(train_cases, by_writer_folds, first_by_writer, recipe))
     oof = {t: score_runs(train_cases, by_writer[t]) for t in THRESHOLDS}
     chosen = {trigger: _choose(oof, trigger) for trigger in ("turn", "compaction")}
     emitted = {i: by_writer[chosen[c.trigger]][i] for i, c in enumerate(train_cases)}
@@ -273,12 +330,13 @@ def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_
             "compaction": scored[chosen["compaction"]]["compaction"].summary(),
             "per_kind": per_kind, "kind_confusion": confusion}
     cv_reports["by_domain"]["folds"] = folds
-    cv_reports["by_writer"]["folds"] = len(writer_folds(train_cases))
+    cv_reports["by_writer"]["folds"] = len(by_writer_folds)
 
     params = {"cap": recipe.cap, "threshold_turn": chosen["turn"],
               "threshold_compaction": chosen["compaction"], "platt_a": platt_a,
               "platt_b": platt_b}
-    final = fit(matrix(train_cases, cached), recipe, **base, params=params)
+    final = replace(final, params=params,
+                    rescorer=fit_rescorer(train_cases, first_by_writer, recipe))
     final.save(out)
     shipped = ExtractorModel.load(out)
     held_score = Scored()
@@ -308,24 +366,43 @@ def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_
     return report
 
 
-def _cross_validate(cases: Sequence[Case], folds: list[list[int]], cached: CachedEmbedder,
-                    recipe: Recipe, base: dict[str, Any], progress: Any, name: str
-                    ) -> dict[float, dict[int, list[ExtractedCandidate]]]:
-    """Every case run, by a model that never saw its fold, at every threshold."""
-    runs: dict[float, dict[int, list[ExtractedCandidate]]] = {t: {} for t in THRESHOLDS}
+def _out_of_fold(cases: Sequence[Case], folds: list[list[int]], cached: CachedEmbedder,
+                 recipe: Recipe, base: dict[str, Any], progress: Any, name: str
+                 ) -> dict[int, Scores | None]:
+    """Every case's first-stage scores, from linear heads that never saw its fold."""
+    first: dict[int, Scores | None] = {}
     for f, held in enumerate(folds):
         held_set = set(held)
         fit_cases = [c for i, c in enumerate(cases) if i not in held_set]
-        model = fit(matrix(fit_cases, cached), recipe, **base,
-                    params={"cap": recipe.cap, "threshold_turn": 0.5,
-                            "threshold_compaction": 0.5})
+        model = fit(matrix(fit_cases, cached), recipe, **base, params={"cap": recipe.cap})
         extractor = LearnedExtractor(cached, model)
         for i in held:
-            scored = extractor.score(cases[i].messages, context_of(cases[i]))
-            for t in THRESHOLDS:
-                runs[t][i] = extractor.decode(scored, t) if scored is not None else []
+            first[i] = extractor.score(cases[i].messages, context_of(cases[i]))
         progress(f"{name} fold {f + 1}/{len(folds)}: {len(held)} excerpts scored")
-    return runs
+    return first
+
+
+def _rescored(cases: Sequence[Case], folds: list[list[int]], first: dict[int, Scores | None],
+              recipe: Recipe) -> dict[int, Scores | None]:
+    """Every case's scores after the second look, by a rescorer fitted on the other folds."""
+    out: dict[int, Scores | None] = {}
+    for held in folds:
+        held_set = set(held)
+        forest = fit_rescorer(
+            cases, {i: s for i, s in first.items() if i not in held_set}, recipe)
+        for i in held:
+            scored = first[i]
+            out[i] = None if scored is None else replace(scored, memorable=forest.rescore(
+                scored.statements, scored.memorable, scored.kinds,
+                compaction=cases[i].trigger == "compaction"))
+    return out
+
+
+def _runs(decoder: LearnedExtractor, scores: dict[int, Scores | None]
+          ) -> dict[float, dict[int, list[ExtractedCandidate]]]:
+    """Every case decoded at every threshold."""
+    return {t: {i: decoder.decode(s, t) if s is not None else [] for i, s in scores.items()}
+            for t in THRESHOLDS}
 
 
 def _holdout(corpus: Path) -> set[str]:

@@ -10,6 +10,7 @@ import pytest
 from memvet.extraction.learned.extractor import _groups, _sentences
 from memvet.extraction.learned.model import DEFAULT_MODEL_PATH, ExtractorModel, ExtractorModelError
 from memvet.extraction.learned.phrasing import needs_antecedent, render
+from memvet.extraction.learned.rescore import RESCORE_FEATURES, Forest, context_features
 from memvet.extraction.learned.statements import statements
 from memvet.memory.errors import ConfigurationError
 from memvet.memory.ports import Message
@@ -141,7 +142,88 @@ def test_a_missing_or_broken_model_file_is_a_clear_configuration_error(tmp_path:
     model.save(shrunk)
     with pytest.raises(ExtractorModelError, match="do not fit"):
         ExtractorModel.load(shrunk)
+    model = ExtractorModel.load(DEFAULT_MODEL_PATH)
+    with np.load(DEFAULT_MODEL_PATH, allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    lost = tmp_path / "lost-rescorer.npz"
+    np.savez(lost, **{k: v for k, v in arrays.items() if not k.startswith("rescore_")})
+    with pytest.raises(ExtractorModelError, match="not a usable model"):
+        ExtractorModel.load(lost)
+    model.rescorer = None
+    with pytest.raises(ValueError, match="rescorer"):
+        model.save(tmp_path / "first-stage-only.npz")
     assert issubclass(ExtractorModelError, ConfigurationError)
+
+
+def test_the_rescorer_reads_each_score_beside_the_rest_of_its_conversation() -> None:
+    stmts = statements([
+        Message("user", "we moved off celery last spring. it leaked memory. thanks!"),
+        Message("assistant", "Noted. The worker pool now runs on arq."),
+        Message("user", "yes"),
+    ])
+    assert [(s.message, s.role) for s in stmts] == [
+        (0, "user"), (0, "user"), (0, "user"), (1, "assistant"), (1, "assistant"), (2, "user")]
+    memorable = np.array([0.9, 0.6, 0.1, 0.2, 0.7, 0.3])
+    kinds = np.tile(np.eye(6)[2], (6, 1))
+    kinds[1] = np.eye(6)[4]
+    x = context_features(stmts, memorable, kinds, compaction=False)
+    col = {name: x[:, i] for i, name in enumerate(RESCORE_FEATURES)}
+    assert x.shape == (6, len(RESCORE_FEATURES))
+    np.testing.assert_allclose(col["message_others_max"], [0.6, 0.9, 0.9, 0.7, 0.2, 0.0])
+    np.testing.assert_allclose(col["message_others_mean"][:3], [0.35, 0.5, 0.75])
+    np.testing.assert_allclose(col["message_others"], [2, 2, 2, 1, 1, 0])
+    # a user's sentence looks at the agent message before it; an agent's, at the answer
+    np.testing.assert_allclose(col["other_side_max"], [0.0, 0.0, 0.0, 0.3, 0.3, 0.7])
+    np.testing.assert_allclose(col["previous"], [0.0, 0.9, 0.6, 0.0, 0.2, 0.0])
+    np.testing.assert_allclose(col["next"], [0.6, 0.1, 0.0, 0.7, 0.0, 0.0])
+    np.testing.assert_allclose(col["rank"], [0, 2, 5, 4, 1, 3])
+    np.testing.assert_allclose(col["share_of_max"], memorable / 0.9)
+    assert set(col["excerpt_max"]) == {0.9} and set(col["over_half"]) == {3.0}
+    # the message's kind: its statements' kinds weighted by their memorable scores
+    message_kind = x[0, RESCORE_FEATURES.index("message_kind_0"):][:6]
+    np.testing.assert_allclose(message_kind[4], 0.6 / 1.6)
+    np.testing.assert_allclose(message_kind[2], 1.0 / 1.6)
+    assert context_features([], np.zeros(0), np.zeros((0, 6)), compaction=True).shape == (
+        0, len(RESCORE_FEATURES))
+
+
+def test_the_rescorer_walks_its_trees_as_scikit_learn_does() -> None:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from memvet.extraction.learned.train import _flat
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2000, len(RESCORE_FEATURES)))
+    y = (x[:, 0] + x[:, 3] * x[:, 7] + rng.normal(scale=0.5, size=2000)) > 0
+    fitted = HistGradientBoostingClassifier(max_iter=40, max_depth=4, early_stopping=False,
+                                            random_state=0).fit(x, y)
+    forest = _flat(fitted)
+    np.testing.assert_allclose(forest.probability(x), fitted.predict_proba(x)[:, 1], atol=1e-12)
+    again = Forest.from_arrays(forest.arrays("r"), "r")
+    np.testing.assert_array_equal(again.probability(x), forest.probability(x))
+    broken = forest.arrays("r") | {"r_left": np.full_like(forest.left, 10**6)}
+    with pytest.raises(ValueError, match="outside"):
+        Forest.from_arrays(broken, "r")
+    with pytest.raises(ValueError, match="other features"):
+        Forest.from_arrays(forest.arrays("r") | {"r_features": np.array(["logit"])}, "r")
+
+
+def test_the_shipped_model_rescores_what_its_heads_scored() -> None:
+    model = ExtractorModel.load(DEFAULT_MODEL_PATH)
+    assert model.rescorer is not None and model.rescorer.depth <= 6
+    stmts = statements([
+        Message("user", "the staging db is on port 6543. thanks! we moved off celery last "
+                        "spring because it leaked memory."),
+        Message("assistant", "Noted."),
+    ])
+    vectors = np.random.default_rng(5).normal(size=(len(stmts), model.dimension))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    first, kinds, _ = model.predict_statements(stmts, vectors, compaction=False, workspace=None)
+    final, kinds_again, _ = model.score(stmts, vectors, compaction=False, workspace=None)
+    np.testing.assert_array_equal(kinds, kinds_again)  # the second look is at memorable only
+    np.testing.assert_allclose(final, model.rescorer.rescore(stmts, first, kinds,
+                                                             compaction=False))
+    assert not np.allclose(final, first) and ((final > 0) & (final < 1)).all()
 
 
 def test_cross_validation_folds_never_split_a_domain_or_a_writer() -> None:
