@@ -137,7 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "yardstick for it.",
         "",
         f"A 10,000-message compaction (synthetic task talk and tool output): "
-        f"{compaction_s:.1f} s, {len(found)} candidates. Target ≤ {COMPACTION_S:.0f} s "
+        f"{compaction_s:.1f} s, {len(found)} candidate{'' if len(found) == 1 else 's'}. "
+        f"Target ≤ {COMPACTION_S:.0f} s "
         f"({'met' if compaction_s <= COMPACTION_S else 'MISSED'}).",
     ]) + "\n"
     print(text)
