@@ -33,7 +33,9 @@ EMBED_BUDGET = 1500  # statements embedded at most per call (~5 s on two cores)
 
 @dataclass(frozen=True)
 class Scores:
-    """The model's reading of one turn: per statement, P(memorable), P(kind), P(persona)."""
+    """The model's reading of one turn: per statement, P(memorable) (after the rescorer's
+    second look: which messages hold a memory), P(kind), P(persona), and the linear heads' own
+    P(memorable) (`first`: which sentences of such a message say it; None: `memorable`)."""
 
     statements: list[Statement]
     memorable: np.ndarray
@@ -41,6 +43,7 @@ class Scores:
     persona: np.ndarray
     context: ExtractionContext
     workspace: str | None
+    first: np.ndarray | None = None
 
 
 @dataclass
@@ -87,9 +90,10 @@ class LearnedExtractor:
         workspace = slugify(context.workspace) if context.workspace else None
         stmts = self._worth_embedding(stmts)
         vectors = np.asarray(self.embedder.embed([s.text for s in stmts]), dtype=np.float32)
-        memorable, kinds, persona = self.model.score(
+        first, kinds, persona = self.model.predict_statements(
             stmts, vectors, compaction=compaction, workspace=workspace)
-        return Scores(stmts, memorable, kinds, persona, context, workspace)
+        memorable = self.model.rescore(stmts, first, kinds, compaction=compaction)
+        return Scores(stmts, memorable, kinds, persona, context, workspace, first)
 
     def decode(self, scored: Scores, threshold: float | None = None
                ) -> list[ExtractedCandidate]:
@@ -99,7 +103,7 @@ class LearnedExtractor:
         compaction = scored.context.trigger == "compaction"
         if threshold is None:
             threshold = float(params["threshold_compaction" if compaction else "threshold_turn"])
-        groups = _groups(stmts, scored.memorable, threshold)
+        groups = _groups(stmts, scored.memorable, threshold, scored.first)
         # 0-3 durable items in a stretch of 10-40 messages; a very long one may hold more
         cap = max(int(params.get("cap", 3)), len({s.message for s in stmts}) // 20)
         groups = sorted(groups, key=lambda g: -g.score)
@@ -152,8 +156,15 @@ def _is_confirmation(s: Statement) -> bool:
     return s.role == "user" and s.position == 0 and 0 < len(w) <= 10 and w[0] in AGREE
 
 
-def _groups(stmts: list[Statement], memorable: np.ndarray, threshold: float) -> list[_Group]:
-    """Kept statements by message; a confirmation speaks for the agent's finding before it."""
+def _groups(stmts: list[Statement], memorable: np.ndarray, threshold: float,
+            first: np.ndarray | None = None) -> list[_Group]:
+    """Kept statements by message; a confirmation speaks for the agent's finding before it.
+
+    With `first` (the linear heads' own scores): a message that holds a memory by `memorable`
+    also takes its other statements whose first score passes the threshold. The rescorer
+    judges whether a message holds a memory against the rest of the excerpt and so marks
+    down a second sentence beside a sure one, which may still be the one that names the thing
+    ("You bumped numpy to 2.1 again. Keep it below 2, scipy 1.9 breaks.")."""
     groups: dict[int, _Group] = {}
     for i, s in enumerate(stmts):
         score = float(memorable[i])
@@ -169,6 +180,12 @@ def _groups(stmts: list[Statement], memorable: np.ndarray, threshold: float) -> 
         if member not in g.members:
             g.members.append(member)
         g.score = max(g.score, score)
+    if first is not None:
+        for i, s in enumerate(stmts):
+            owner = groups.get(s.message)
+            if (owner is not None and i not in owner.members and float(first[i]) >= threshold
+                    and not _is_confirmation(s)):
+                owner.members.append(i)
     return list(groups.values())
 
 

@@ -112,8 +112,8 @@ class ExtractorModel:
                            compaction: bool, workspace: str | None
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """`predict(features(...))`, block by block: no wide matrix is assembled (the turn
-        pass's own share of its latency is mostly this). The first stage: `score` adds the
-        rescorer's second look."""
+        pass's own share of its latency is mostly this). The first stage: `rescore` gives the
+        second look."""
         w = self._stacked
         z = dense_block(stmts, vectors, compaction=compaction, workspace=workspace) @ w[
             self.sparse_width:]
@@ -141,15 +141,13 @@ class ExtractorModel:
         persona = _sigmoid(z[:, 7] + h.persona_b)
         return memorable, kind, persona
 
-    def score(self, stmts: Sequence[Statement], vectors: np.ndarray, *, compaction: bool,
-              workspace: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(P(memorable), P(kind), P(persona)) of each statement: the linear heads, then the
-        rescorer's memorable score in place of theirs."""
-        memorable, kinds, persona = self.predict_statements(
-            stmts, vectors, compaction=compaction, workspace=workspace)
-        if self.rescorer is not None:
-            memorable = self.rescorer.rescore(stmts, memorable, kinds, compaction=compaction)
-        return memorable, kinds, persona
+    def rescore(self, stmts: Sequence[Statement], first: np.ndarray, kinds: np.ndarray, *,
+                compaction: bool) -> np.ndarray:
+        """P(memorable) after the rescorer's second look at the linear heads' `first` scores
+        (those unchanged while training fits the first stage alone)."""
+        if self.rescorer is None:
+            return first
+        return self.rescorer.rescore(stmts, first, kinds, compaction=compaction)
 
     def prefilter(self, words: sparse.csr_matrix) -> np.ndarray:
         return _sigmoid(words @ self.heads.prefilter_w + self.heads.prefilter_b)
