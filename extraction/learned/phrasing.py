@@ -1,7 +1,7 @@
 """A kept group of statements, as a memory that reads right on its own months later.
 
 Light and rule-based, keeping every term the speaker used: discourse lead-ins go ("ok so",
-"fyi", "heads up:", "remember:", "no,"), an "In <project>:" or "in this repo," opener goes (the
+"fyi", "heads up:", "remember:", "no,", "here's the thing, remember it:"), an "In <project>:" or "in this repo," opener goes (the
 namespace says which project), "this repo"/"here" become the project's name when the text
 does not name it already (so it is named once), a statement that starts with a bare pronoun
 takes the sentence before it along, and a preference about the person reads in the third
@@ -22,6 +22,13 @@ _PROJECT_OPENER = (r"^(?:in|for|on)\s+(?:this\s+(?:repo|project|codebase|service
                    r"\s*[,:]\s*")
 _THIS_REPO = re.compile(r"\b(?:this\s+(?:repo|project|codebase)|our\s+(?:repo|project|codebase))\b",
                         re.I)
+# "here's the thing, and remember it:", "writing this down for the team:", "please know:": a
+# short clause before a colon that says "take note", not what (no numbers, code or paths in it)
+_NOTE_LEAD = re.compile(
+    r"^(?P<lead>[^:\d`/]{0,80}?\b(?:remember|keep in mind|know|note|noting|"
+    r"writing (?:this|it) down|for (?:the team|future reference|the record|later)|"
+    r"here['’]?s the thing|heads[- ]up|fyi|psa|important|for context|background)\b"
+    r"[^:\d`/]{0,40}?):\s+(?P<rest>\S.*)$", re.I | re.S)
 _PRONOUN_START = re.compile(r"^(?:it|this|that|they|these|those)\b", re.I)
 
 
@@ -31,6 +38,16 @@ def _capitalised(text: str, workspace: str | None) -> str:
     if not first.isalpha() or not first.islower() or (workspace and first == workspace):
         return text
     return text[0].upper() + text[1:]
+
+
+def _without_note_lead(text: str) -> str:
+    """Drop a short "mind this:" clause before the colon when a full statement follows it (one
+    that does not lean on the clause for what it is about)."""
+    lead = _NOTE_LEAD.match(text)
+    if (lead and len(lead["lead"].split()) <= 10 and len(lead["rest"].split()) >= 4
+            and not _PRONOUN_START.match(lead["rest"])):
+        return lead["rest"]
+    return text
 
 
 def needs_antecedent(text: str) -> bool:
@@ -44,6 +61,7 @@ def render(sentences: list[str], *, persona: bool, workspace: str | None) -> str
     for raw in sentences:
         text = strip_filler(raw).strip()
         text = _OPENER.sub("", text).strip(" ,;:-")
+        text = _without_note_lead(text)
         if workspace:
             text = re.sub(_PROJECT_OPENER.format(ws=re.escape(workspace)), "", text,
                           flags=re.I)

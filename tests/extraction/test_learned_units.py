@@ -107,6 +107,12 @@ def test_a_bare_pronoun_brings_its_antecedent() -> None:
     (["shop-api uses pnpm, this repo never npm"], False, "shop-api",
      "shop-api uses pnpm, this repo never npm."),
     (["`make ship` deploys to fly"], False, "shop-api", "`make ship` deploys to fly."),
+    (["here's the thing, and remember it: deep links stay on string routes until 4.0"], False,
+     "trailmix", "Deep links stay on string routes until 4.0."),
+    (["Writing this down for the team: the nightly job must finish before 06:00"], False,
+     "shop-api", "The nightly job must finish before 06:00."),
+    (["The thing to remember about deploys: they go out on Tuesdays"], False, "shop-api",
+     "The thing to remember about deploys: they go out on Tuesdays."),
     (["I review and commit myself, never commit for me"], True, None,
      "The user reviews and commits themselves, never commit for the user."),
 ])
