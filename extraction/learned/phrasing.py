@@ -1,11 +1,12 @@
 """A kept group of statements, as a memory that reads right on its own months later.
 
 Light and rule-based, keeping every term the speaker used: discourse lead-ins go ("ok so",
-"fyi", "heads up:", "remember:", "no,", "here's the thing, remember it:"), an "In <project>:" or "in this repo," opener goes (the
-namespace says which project), "this repo"/"here" become the project's name when the text
-does not name it already (so it is named once), a statement that starts with a bare pronoun
-takes the sentence before it along, and a preference about the person reads in the third
-person ("the user ..."). Sentences end with a full stop; the whole is capped in length.
+"fyi", "heads up:", "remember:", "no,", "here's the thing, remember it:"), an "In <project>:"
+or "in this repo," opener goes (the namespace says which project), "this repo"/"here" become
+the project's name when the text does not name it already (so it is named once), a statement
+that starts with a bare pronoun takes the sentence before it along, and a preference about the
+person reads in the third person ("the user ..."). Sentences end with a full stop; the whole is
+capped in length.
 """
 
 from __future__ import annotations
