@@ -28,7 +28,7 @@ _THIS_REPO = re.compile(r"\b(?:this\s+(?:repo|project|codebase)|our\s+(?:repo|pr
 _NOTE_LEAD = re.compile(
     r"^(?P<lead>[^:\d`/]{0,80}?\b(?:remember|keep in mind|know|note|noting|"
     r"writing (?:this|it) down|for (?:the team|future reference|the record|later)|"
-    r"here['’]?s the thing|heads[- ]up|fyi|psa|important|for context|background)\b"
+    r"here['’]?s the thing|heads[- ]up|fyi|psa|for context)\b"
     r"[^:\d`/]{0,40}?):\s+(?P<rest>\S.*)$", re.I | re.S)
 _PRONOUN_START = re.compile(r"^(?:it|this|that|they|these|those)\b", re.I)
 

@@ -113,6 +113,8 @@ def test_a_bare_pronoun_brings_its_antecedent() -> None:
      "shop-api", "The nightly job must finish before 06:00."),
     (["The thing to remember about deploys: they go out on Tuesdays"], False, "shop-api",
      "The thing to remember about deploys: they go out on Tuesdays."),
+    (["Background jobs: sidekiq runs every queue at 5 min"], False, "shop-api",
+     "Background jobs: sidekiq runs every queue at 5 min."),
     (["I review and commit myself, never commit for me"], True, None,
      "The user reviews and commits themselves, never commit for the user."),
 ])
