@@ -85,14 +85,21 @@ class ExtractorModel:
     def width(self) -> int:
         return self.sparse_width + 3 * self.dimension + len(SHAPE_FEATURES)
 
+    @property
+    def _vocabularies(self) -> tuple[Vocabulary, ...]:
+        return (self.text, self.other, self.around, self.message)
+
+    @staticmethod
+    def _documents(stmts: Sequence[Statement]) -> tuple[list[str], ...]:
+        """What each vocabulary reads of each statement, in `_vocabularies` order."""
+        return ([s.text for s in stmts], [other_side(s) for s in stmts],
+                [neighbours(stmts, k) for k in range(len(stmts))],
+                [whole_message(stmts, k) for k in range(len(stmts))])
+
     def word_blocks(self, stmts: Sequence[Statement]) -> list[sparse.csr_matrix]:
         """Blocks 1-3 (no embedding needed), one matrix per vocabulary."""
-        return [
-            self.text.transform([s.text for s in stmts]),
-            self.other.transform([other_side(s) for s in stmts]),
-            self.around.transform([neighbours(stmts, k) for k in range(len(stmts))]),
-            self.message.transform([whole_message(stmts, k) for k in range(len(stmts))]),
-        ]
+        return [vocab.transform(docs)
+                for vocab, docs in zip(self._vocabularies, self._documents(stmts), strict=True)]
 
     def word_features(self, stmts: Sequence[Statement]) -> sparse.csr_matrix:
         """Blocks 1-3 side by side."""
@@ -118,10 +125,10 @@ class ExtractorModel:
         z = dense_block(stmts, vectors, compaction=compaction, workspace=workspace) @ w[
             self.sparse_width:]
         start = 0
-        for block in self.word_blocks(stmts):
-            z += block @ w[start:start + block.shape[1]]
-            start += block.shape[1]
-        return self._heads(np.asarray(z))
+        for vocab, docs in zip(self._vocabularies, self._documents(stmts), strict=True):
+            z += vocab.project(docs, w[start:start + len(vocab.terms)])
+            start += len(vocab.terms)
+        return self._heads(z)
 
     @cached_property
     def _stacked(self) -> np.ndarray:
