@@ -78,6 +78,35 @@ def embedding_alone(embedder: Embedder, batches: list[list[str]], repeat: int) -
     return ms
 
 
+def token_cost(embedder: Embedder, reps: int = 30) -> tuple[float, float]:
+    """(ms a run, ms a token) of one embedding call here: the medians of one text of 8 and of
+    64 tokens ("word" is one token; [CLS] and [SEP] make two more), the line through them."""
+    medians = []
+    for n in (8, 64):
+        text = ["word " * (n - 2)]
+        for _ in range(3):
+            embedder.embed(text)
+        ms = []
+        for _ in range(reps):
+            start = time.perf_counter()
+            embedder.embed(text)
+            ms.append((time.perf_counter() - start) * 1000)
+        medians.append(statistics.median(ms))
+    per_token = (medians[1] - medians[0]) / 56
+    return medians[0] - 8 * per_token, per_token
+
+
+def turn_tokens(batches: list[list[str]]) -> list[int]:
+    """The tokens of each turn's texts (without padding), sorted."""
+    from tokenizers import Tokenizer
+
+    from memvet.embeddings.model import packaged_model_path
+
+    tokenizer = Tokenizer.from_file(str(packaged_model_path() / "tokenizer.json"))
+    tokenizer.no_padding()
+    return sorted(sum(len(e.ids) for e in tokenizer.encode_batch(b)) for b in batches)
+
+
 def row(name: str, ms: list[float]) -> list[object]:
     """A table row of sorted timings: count, p50, p95, mean, max."""
     return [name, len(ms), f"{percentile(ms, 50):.1f}", f"{percentile(ms, 95):.1f}",
@@ -117,8 +146,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         ms = sorted(timed(extractor, cases, args.repeat))
         results[name] = ms
         rows.append(row(name, ms))
-    alone = sorted(embedding_alone(embedder, [b for b in recording.batches if b], args.repeat))
+    embedded = [b for b in recording.batches if b]
+    alone = sorted(embedding_alone(embedder, embedded, args.repeat))
     rows.append(row("the embedding alone (the same texts)", alone))
+    run_ms, token_ms = token_cost(embedder)
+    tokens = turn_tokens(embedded)
+    at_p95 = tokens[min(len(tokens) - 1, int(len(tokens) * 0.95))]
     messages = long_compaction()
     start = time.perf_counter()
     found = learned.extract(messages, ExtractionContext("shop-api", "default", "compaction"))
@@ -135,6 +168,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "embeds per turn: the rest of the learned row is the extractor's own work. The speed "
         "of this machine's CPU varies from day to day; the heuristic row (pure Python) is a "
         "yardstick for it.",
+        "",
+        f"What the embedding costs here: {run_ms:.1f} ms a call plus {token_ms:.2f} ms a token "
+        f"(one text of 8 and of 64 tokens, medians). The turns' texts hold "
+        f"{tokens[len(tokens) // 2]} tokens at the median and {at_p95} at the 95th percentile "
+        f"(the most: {tokens[-1]}), "
+        f"before padding: the p95 turn's embedding alone needs about "
+        f"{run_ms + token_ms * at_p95:.0f} ms on this machine however its texts are batched.",
         "",
         f"A 10,000-message compaction (synthetic task talk and tool output): "
         f"{compaction_s:.1f} s, {len(found)} candidate{'' if len(found) == 1 else 's'}. "
