@@ -23,7 +23,13 @@ from memvet.api.settings import Settings
 from memvet.api.wiring import packaged_embedder
 from memvet.extraction.heuristic import HeuristicExtractor
 from memvet.extraction.learned import LearnedExtractor
-from memvet.memory.ports import Embedder, ExtractionContext, Extractor, Message
+from memvet.memory.ports import (
+    Embedder,
+    ExtractionContext,
+    Extractor,
+    Message,
+    TruncatingEmbedder,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT.parent / "shared" / "eval" / "extraction-dev.jsonl"
@@ -61,6 +67,10 @@ class Recording:
     def __init__(self, inner: Embedder) -> None:
         self.inner, self.model_id, self.dimension = inner, inner.model_id, inner.dimension
         self.batches: list[list[str]] = []
+
+    def truncate(self, texts: Sequence[str], max_tokens: int) -> list[str]:
+        assert isinstance(self.inner, TruncatingEmbedder)
+        return self.inner.truncate(texts, max_tokens)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         self.batches.append(list(texts))

@@ -32,6 +32,13 @@ class FakeEmbedder:
             out.append((value % self.dimension, 1.0 if (value >> 63) & 1 else -1.0))
         return out
 
+    def truncate(self, texts: Sequence[str], max_tokens: int) -> list[str]:
+        """Each text's first `max_tokens - 2` whitespace-separated words (its "tokens", two
+        kept for the special ones a real model adds)."""
+        keep = max(1, max_tokens - 2)
+        return [text if len(text.split()) <= keep else " ".join(text.split()[:keep])
+                for text in texts]
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit-length vector per text (a fixed unit vector for texts with no tokens)."""
         self.calls += 1

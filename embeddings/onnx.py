@@ -24,6 +24,7 @@ from memvet.embeddings.model import (
     MAX_SEQ_LENGTH,
     MODEL_ID,
     SentenceTransformerEmbedder,
+    cut_to_tokens,
     model_hash,
     packaged_model_path,
 )
@@ -160,6 +161,14 @@ class OnnxEmbedder:
                     assert self._path is not None  # load() ran
                     self._bulk = _session(self._path, self.bulk_threads)
         return self._bulk
+
+    def truncate(self, texts: Sequence[str], max_tokens: int) -> list[str]:
+        """TruncatingEmbedder.truncate, with the model's tokenizer."""
+        if not texts:
+            return []
+        self.load()
+        return [cut_to_tokens(text, e.offsets, e.word_ids, max_tokens)
+                for text, e in zip(texts, self._tokenizer.encode_batch(list(texts)), strict=True)]
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit-length, mean-pooled vectors; texts are run in length-sorted batches (`batches`)."""

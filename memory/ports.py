@@ -82,6 +82,17 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
+@runtime_checkable
+class TruncatingEmbedder(Embedder, Protocol):
+    """An Embedder that can also cut texts to what fits in a number of its model's tokens."""
+
+    def truncate(self, texts: Sequence[str], max_tokens: int) -> list[str]:
+        """Each text as its longest prefix of whole words that the model reads in at most
+        `max_tokens` tokens, its special tokens included (a text that fits comes back as it
+        is): embedding the prefix gives the vector of the text's first tokens."""
+        ...
+
+
 @dataclass(frozen=True)
 class EmbeddingModel:
     """Which model made a set of vectors: its id and dimension, and the local directory it

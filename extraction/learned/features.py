@@ -6,8 +6,9 @@ Blocks, in this order (model.py keeps their sizes, train.py fits the vocabularie
    answer to the agent (unigrams);
 3. its neighbours: the sentences before and after it in the same message (unigrams), and its
    whole message (unigrams and bigrams: a story and its lesson decide the kind together);
-4. vectors from the packaged MiniLM (handed in through the Embedder port): the statement's,
-   the previous sentence's, and the mean of the other side's message;
+4. vectors from the packaged MiniLM (handed in through the Embedder port) of each
+   statement's first tokens (the model's `embed_tokens`, 24): the statement's, the previous
+   sentence's, and the mean of the other side's message;
 5. a few shape features (role, position, length, question, date, code, pronouns, whether the
    answer agrees, ...).
 """

@@ -77,6 +77,12 @@ class ExtractorModel:
 
     # ------------------------------------------------------------------ features
     @property
+    def embed_tokens(self) -> int | None:
+        """How many of a statement's tokens are embedded (None: all): train.py's choice."""
+        value = self.params.get("embed_tokens")
+        return int(value) if value else None
+
+    @property
     def sparse_width(self) -> int:
         return (len(self.text.terms) + len(self.other.terms) + len(self.around.terms)
                 + len(self.message.terms))

@@ -3,8 +3,9 @@
 1. The corpus (GUIDE.md beside it) becomes labelled statements (corpus.py). The domains
    listed in corpus/HOLDOUT are kept out of everything below: they are the held-out slice the
    shipped model is scored on (and the tests hold floors on).
-2. Every statement is embedded once through the Embedder it is handed (cached on disk by
-   model and text, so a re-run embeds nothing new).
+2. Every statement's first `Recipe.embed_tokens` tokens are embedded once through the
+   Embedder it is handed, as the extractor will embed them (cached on disk by model and text,
+   so a re-run embeds nothing new).
 3. Group k-fold twice, by domain (5 folds) and by writer (8 folds): each fold's linear heads
    are trained on the other domains (writers) and score the ones left out. The rescorer
    (rescore.py) is then fitted, fold by fold again, on the other folds' out-of-fold scores and
@@ -49,7 +50,7 @@ from memvet.extraction.learned.evaluation import (
     score_runs,
     writer_folds,
 )
-from memvet.extraction.learned.extractor import LearnedExtractor, Scores
+from memvet.extraction.learned.extractor import LearnedExtractor, Scores, embedding_texts
 from memvet.extraction.learned.features import (
     Vocabulary,
     dense_block,
@@ -60,7 +61,7 @@ from memvet.extraction.learned.features import (
 from memvet.extraction.learned.model import DEFAULT_MODEL_PATH, KINDS, ExtractorModel, Heads
 from memvet.extraction.learned.rescore import Forest, context_features
 from memvet.memory.kinds import Kind
-from memvet.memory.ports import Embedder, ExtractedCandidate
+from memvet.memory.ports import Embedder, ExtractedCandidate, TruncatingEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,12 @@ class Recipe:
     rescore_trees: int = 200
     rescore_depth: int = 6
     rescore_rate: float = 0.05
+    embed_tokens: int | None = 24  # of a statement, embedded (extractor.embedding_texts)
+
+    def params(self) -> dict[str, Any]:
+        """The decoding settings a model fitted with this recipe carries before train.py
+        chooses the rest."""
+        return {"cap": self.cap, "embed_tokens": self.embed_tokens}
 
 
 # --------------------------------------------------------------------------- embedding
@@ -112,6 +119,11 @@ class CachedEmbedder:
     @staticmethod
     def _key(text: str) -> str:
         return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+    def truncate(self, texts: Sequence[str], max_tokens: int) -> list[str]:
+        if not isinstance(self.inner, TruncatingEmbedder):
+            raise TypeError(f"{type(self.inner).__name__} cannot cut texts to tokens")
+        return self.inner.truncate(texts, max_tokens)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         missing = sorted({t for t in texts if self._key(t) not in self.vectors})
@@ -152,14 +164,14 @@ class Matrix:
     persona: np.ndarray  # bool
 
 
-def matrix(cases: Sequence[Case], embedder: CachedEmbedder) -> Matrix:
+def matrix(cases: Sequence[Case], embedder: CachedEmbedder, max_tokens: int | None) -> Matrix:
     text, other, around, message = [], [], [], []
     dense, mem, kind, persona = [], [], [], []
     for c in cases:
         st = c.statements
         if not st:
             continue
-        vectors = embedder.array([s.text for s in st])
+        vectors = embedder.array(embedding_texts(embedder, st, max_tokens))
         dense.append(dense_block(st, vectors, compaction=c.trigger == "compaction",
                                  workspace=c.workspace))
         for k, s in enumerate(st):
@@ -292,7 +304,8 @@ def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_
     progress(f"corpus: {len(cases)} excerpts, {len(train_cases)} for training and "
              f"cross-validation, {len(held_cases)} held out ({', '.join(sorted(holdout_domains))})")
     progress("embedding statements (cached) ...")
-    cached.array([s.text for c in cases for s in c.statements])
+    cached.array(embedding_texts(cached, [s for c in cases for s in c.statements],
+                                 recipe.embed_tokens))
     cached.save()
     base: dict[str, Any] = {"embedder_model_id": embedder.model_id,
                             "dimension": int(embedder.dimension)}
@@ -306,7 +319,8 @@ def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_
     first_by_writer = _out_of_fold(train_cases, by_writer_folds, cached, recipe, base, progress,
                                    "writer")
     progress("final heads; the rescorer, fold by fold on the out-of-fold scores ...")
-    final = fit(matrix(train_cases, cached), recipe, **base, params={"cap": recipe.cap})
+    final = fit(matrix(train_cases, cached, recipe.embed_tokens), recipe, **base,
+                params=recipe.params())
     decoder = LearnedExtractor(cached, final)  # decoding reads the cap and calibration (none)
     by_domain = _runs(decoder, _rescored(train_cases, domain_folds, first_by_domain, recipe))
     by_writer = _runs(decoder, _rescored(train_cases, by_writer_folds, first_by_writer, recipe))
@@ -332,7 +346,7 @@ def train(embedder: Embedder, *, corpus: Path = CORPUS_DIR, out: Path = DEFAULT_
     cv_reports["by_domain"]["folds"] = folds
     cv_reports["by_writer"]["folds"] = len(by_writer_folds)
 
-    params = {"cap": recipe.cap, "threshold_turn": chosen["turn"],
+    params = {**recipe.params(), "threshold_turn": chosen["turn"],
               "threshold_compaction": chosen["compaction"], "platt_a": platt_a,
               "platt_b": platt_b}
     final = replace(final, params=params,
@@ -374,7 +388,8 @@ def _out_of_fold(cases: Sequence[Case], folds: list[list[int]], cached: CachedEm
     for f, held in enumerate(folds):
         held_set = set(held)
         fit_cases = [c for i, c in enumerate(cases) if i not in held_set]
-        model = fit(matrix(fit_cases, cached), recipe, **base, params={"cap": recipe.cap})
+        model = fit(matrix(fit_cases, cached, recipe.embed_tokens), recipe, **base,
+                    params=recipe.params())
         extractor = LearnedExtractor(cached, model)
         for i in held:
             first[i] = extractor.score(cases[i].messages, context_of(cases[i]))

@@ -13,7 +13,7 @@ from memvet.extraction.learned.phrasing import needs_antecedent, render
 from memvet.extraction.learned.rescore import RESCORE_FEATURES, Forest, context_features
 from memvet.extraction.learned.statements import statements
 from memvet.memory.errors import ConfigurationError
-from memvet.memory.ports import Message
+from memvet.memory.ports import ExtractionContext, Message
 
 
 def test_statements_are_the_users_sentences_and_the_agents_answered_ones() -> None:
@@ -301,3 +301,39 @@ def test_training_is_deterministic(tmp_path: Path) -> None:
     for key in first:
         assert np.array_equal(first[key], second[key]), key
     assert ExtractorModel.load(tmp_path / "run1" / "model.npz").params == first_report["params"]
+
+
+def test_the_extractor_embeds_each_statements_first_tokens() -> None:
+    """A model trained on the first `embed_tokens` tokens of each statement is served the
+    same; an embedder that cannot cut texts is refused up front, not at the first turn."""
+    from dataclasses import replace
+
+    from memvet.embeddings.fake import FakeEmbedder
+    from memvet.extraction.learned.extractor import LearnedExtractor
+
+    model = replace(ExtractorModel.load(DEFAULT_MODEL_PATH))
+    model.params = {**model.params, "embed_tokens": 6}
+
+    class Recording(FakeEmbedder):
+        def __init__(self) -> None:
+            super().__init__(model.dimension, model_id=model.embedder_model_id)
+            self.texts: list[str] = []
+
+        def embed(self, texts: list[str]) -> list[list[float]]:  # type: ignore[override]
+            self.texts.extend(texts)
+            return super().embed(texts)
+
+    recording = Recording()
+    LearnedExtractor(recording, model).score(
+        [Message("user", "we deploy the billing service with make ship on tuesdays only. ok")],
+        ExtractionContext("shop", "default"))
+    assert recording.texts == ["we deploy the billing", "ok"]
+
+    class Plain:
+        model_id, dimension = model.embedder_model_id, model.dimension
+
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            return FakeEmbedder(self.dimension).embed(texts)
+
+    with pytest.raises(ExtractorModelError, match="cannot cut texts"):
+        LearnedExtractor(Plain(), model)
