@@ -250,6 +250,9 @@ class ExtractorModel:
             params=json.loads(str(d["params"])),
             rescorer=Forest.from_arrays(d, "rescore"),
         )
+        tokens = model.params.get("embed_tokens")
+        if tokens is not None and (not isinstance(tokens, int) or not 3 <= tokens <= 512):
+            raise ValueError(f"its embed_tokens ({tokens!r}) is not a token count")
         h, width = model.heads, model.width
         if (h.memorable_w.shape != (width,) or h.kind_w.shape != (len(KINDS), width)
                 or h.kind_b.shape != (len(KINDS),) or h.persona_w.shape != (width,)

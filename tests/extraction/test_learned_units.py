@@ -175,6 +175,11 @@ def test_a_missing_or_broken_model_file_is_a_clear_configuration_error(tmp_path:
     np.savez(lost, **{k: v for k, v in arrays.items() if not k.startswith("rescore_")})
     with pytest.raises(ExtractorModelError, match="not a usable model"):
         ExtractorModel.load(lost)
+    odd = tmp_path / "odd-embed-tokens.npz"
+    model.params = {**model.params, "embed_tokens": "24"}
+    model.save(odd)
+    with pytest.raises(ExtractorModelError, match="embed_tokens"):
+        ExtractorModel.load(odd)
     model.rescorer = None
     with pytest.raises(ValueError, match="rescorer"):
         model.save(tmp_path / "first-stage-only.npz")
