@@ -183,8 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(one text of 8 and of 64 tokens, medians). The turns' texts hold "
         f"{tokens[len(tokens) // 2]} tokens at the median and {at_p95} at the 95th percentile "
         f"(the most: {tokens[-1]}), "
-        f"before padding: the p95 turn's embedding alone needs about "
-        f"{run_ms + token_ms * at_p95:.0f} ms on this machine however its texts are batched.",
+        f"so the p95 turn's texts, side by side in one run with no padding, need about "
+        f"{run_ms + token_ms * at_p95:.0f} ms on this machine.",
         "",
         f"A 10,000-message compaction (synthetic task talk and tool output): "
         f"{compaction_s:.1f} s, {len(found)} candidate{'' if len(found) == 1 else 's'}. "

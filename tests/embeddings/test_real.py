@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memvet.embeddings import onnx
 from memvet.embeddings.chroma import make_chroma_client
 from memvet.embeddings.equivalence import (
     DEFAULT_EQUIVALENCE_THRESHOLD,
@@ -21,7 +22,7 @@ from memvet.embeddings.model import (
     model_hash,
     packaged_model_path,
 )
-from memvet.embeddings.onnx import OnnxEmbedder
+from memvet.embeddings.onnx import OnnxEmbedder, export_onnx, plan
 from memvet.memory.kinds import Kind
 from memvet.memory.ports import Embedder, IndexedMemory
 from tests.embeddings.equivalence_pairs import RELATED, SAME
@@ -59,6 +60,25 @@ def test_onnx_agrees_with_sentence_transformers(onnx_embedder: OnnxEmbedder) -> 
     assert (torch_vecs * onnx_vecs).sum(axis=1).min() > 0.9999
 
 
+def test_texts_packed_in_one_row_get_the_vectors_they_get_alone(
+        onnx_embedder: OnnxEmbedder) -> None:
+    """A turn's statements run side by side in one row; each attends only to its own tokens."""
+    texts = ["no, the bucket is in eu-central-1", "ok", "We moved off Jenkins last spring "
+             "because the runners kept dying.", "Thanks! Running the tests again now."]
+    [[row]] = plan([len(ids) for ids in _token_ids(onnx_embedder, texts)], 32)
+    assert sorted(row) == [0, 1, 2, 3]  # one run of one row
+    together = onnx_embedder.embed_array(texts)
+    alone = np.vstack([onnx_embedder.embed_array([t]) for t in texts])
+    torch_vecs = np.asarray(SentenceTransformerEmbedder().embed(texts))
+    assert (together * alone).sum(axis=1).min() > 0.99999
+    assert (together * torch_vecs).sum(axis=1).min() > 0.9999
+
+
+def _token_ids(embedder: OnnxEmbedder, texts: list[str]) -> list[list[int]]:
+    embedder.load()
+    return [e.ids for e in embedder._tokenizer.encode_batch(texts)]
+
+
 def test_bulk_embedding_gives_the_same_vectors(onnx_embedder: OnnxEmbedder) -> None:
     """Large batches run on a session of their own (half the cores): same vectors."""
     texts = [f"note {i}: the deploy of service {i % 7} needs {i} approvals" for i in range(300)]
@@ -67,6 +87,19 @@ def test_bulk_embedding_gives_the_same_vectors(onnx_embedder: OnnxEmbedder) -> N
     assert bulk.dtype == np.float32 and bulk.shape == (300, DIMENSION)
     assert (bulk * few).sum(axis=1).min() > 0.99999
     assert np.allclose(np.asarray(onnx_embedder.embed(texts[:3])), few[:3], atol=1e-6)
+
+
+def test_an_export_replaces_the_older_graph_in_the_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = model_hash(packaged_model_path())[:16]
+    older = [tmp_path / f"minilm-{key}-fp32.onnx", tmp_path / f"minilm-{key}-int8.onnx"]
+    other = tmp_path / "minilm-0123456789abcdef-fp32.onnx"  # another model's: kept
+    for file in (*older, other):
+        file.write_bytes(b"old graph")
+    monkeypatch.setattr(onnx, "_export_fp32", lambda root, target: target.write_bytes(b"new"))
+    path = export_onnx(tmp_path)
+    assert path.name == f"minilm-{key}-packed-fp32.onnx" and path.read_bytes() == b"new"
+    assert not any(file.exists() for file in older) and other.exists()
 
 
 def test_int8_gets_its_own_model_id(tmp_path: Path) -> None:
