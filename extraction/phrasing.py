@@ -23,7 +23,8 @@ _FILLER_PUNCT = (
     r"before (?:we|you) (?:continue|start|go on|move on|proceed)"
 )
 _LEADING_FILLER = re.compile(
-    r"^(?:(?:(?:" + _FILLER_FREE + r")\b[,.:;!\-]*|(?:" + _FILLER_PUNCT + r")[,.:;!\-]+)\s*)+",
+    r"^(?:(?:(?:" + _FILLER_FREE + r")\b(?!-\w)[,.:;!\-]*|(?:" + _FILLER_PUNCT
+    + r")(?!-\w)[,.:;!\-]+)\s*)+",
     re.I,
 )
 

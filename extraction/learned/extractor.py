@@ -5,10 +5,11 @@ let the word-only prefilter pick which ones are worth embedding; embed the first
 `embed_tokens` tokens of each (the model's setting, `embedding_texts`) through the Embedder
 port in one call; score them (model.py's linear heads, then rescore.py's second look
 at each beside the rest); keep those over the threshold for the trigger; a user's bare "yes,
-right" hands its weight to the agent's finding it confirms; the kept statements of one message
-make one candidate (its kind and scope the probability-weighted vote of its statements); at
-most `cap` candidates, the surest first; each phrased as a standalone memory (phrasing.py) with
-a calibrated confidence.
+right" hands its weight to the agent's finding it confirms, and an answer that agrees and goes
+on about the finding ("correct, and it has to stay that way") takes it along; the kept
+statements of one message make one candidate (its kind and scope the probability-weighted vote
+of its statements); at most `cap` candidates, the surest first; each phrased as a standalone
+memory (phrasing.py) with a calibrated confidence.
 """
 
 from __future__ import annotations
@@ -116,7 +117,8 @@ class LearnedExtractor:
         compaction = scored.context.trigger == "compaction"
         if threshold is None:
             threshold = float(params["threshold_compaction" if compaction else "threshold_turn"])
-        groups = _groups(stmts, scored.memorable, threshold, scored.first)
+        groups = _with_findings(stmts, _groups(stmts, scored.memorable, threshold, scored.first),
+                                scored.memorable)
         # 0-3 durable items in a stretch of 10-40 messages; a very long one may hold more
         cap = max(int(params.get("cap", 3)), len({s.message for s in stmts}) // 20)
         groups = sorted(groups, key=lambda g: -g.score)
@@ -215,14 +217,50 @@ def _groups(stmts: list[Statement], memorable: np.ndarray, threshold: float,
     return list(groups.values())
 
 
+def _with_findings(stmts: list[Statement], groups: list[_Group], memorable: np.ndarray
+                   ) -> list[_Group]:
+    """A user's answer that agrees and goes on about the agent's finding ("correct, and it has
+    to stay that way because ...") takes the finding along, the agent's likeliest sentence:
+    one candidate that says what "it" is, not two halves. The finding's own group, if it was
+    kept too, joins it."""
+    by_message = {g.message: g for g in groups}
+    for g in list(by_message.values()):
+        if not _goes_on_about_the_finding(stmts, min(g.members)):
+            continue
+        s = stmts[min(g.members)]
+        agent = [j for j, t in enumerate(stmts)
+                 if t.message == s.message - 1 and t.role == "assistant"]
+        if not agent:
+            continue
+        found = by_message.pop(s.message - 1, None)
+        extra = [max(agent, key=lambda j: float(memorable[j]))] + (found.members if found else [])
+        g.members += [j for j in dict.fromkeys(extra) if j not in g.members]
+        g.score = max(g.score, found.score if found else 0.0)
+    return list(by_message.values())
+
+
+def _goes_on_about_the_finding(stmts: list[Statement], i: int) -> bool:
+    """The user's answer opens with statement i, which agrees and refers back ("correct, and
+    it has to ..."), or refers back after a bare agreement ("Exactly. It happens when ...")."""
+    s = stmts[i]
+    if s.role != "user":
+        return False
+    if s.position == 0:
+        return phrasing.agrees_and_refers(s.text)
+    return phrasing.needs_antecedent(s.text) and all(
+        phrasing.bare_agreement(stmts[j].text) for j in range(i - s.position, i))
+
+
 def _sentences(stmts: list[Statement], g: _Group) -> list[str]:
-    """The group's sentences in order; one that opens with a bare pronoun brings the sentence
-    before it (same message) when that one is not a question."""
+    """The group's sentences in order (an agent's without its hedge, `phrasing.finding`); one
+    that opens with a bare pronoun brings the sentence before it (same message) when that one
+    is not a question."""
     chosen = set(g.members)
     for i in sorted(g.members):
         if phrasing.needs_antecedent(stmts[i].text) and i > 0:
             prev = stmts[i - 1]
             if prev.message == stmts[i].message and not prev.text.rstrip().endswith("?"):
                 chosen.add(i - 1)
-    return [stmts[i].text for i in sorted(chosen)]
+    return [phrasing.finding(stmts[i].text) if stmts[i].role == "assistant" else stmts[i].text
+            for i in sorted(chosen)]
 

@@ -4,21 +4,42 @@ Light and rule-based, keeping every term the speaker used: discourse lead-ins go
 "fyi", "heads up:", "remember:", "no,", "here's the thing, remember it:"), an "In <project>:"
 or "in this repo," opener goes (the namespace says which project), "this repo"/"here" become
 the project's name when the text does not name it already (so it is named once), a statement
-that starts with a bare pronoun takes the sentence before it along, and a preference about the
-person reads in the third person ("the user ..."). Sentences end with a full stop; the whole is
-capped in length.
+that starts with a bare pronoun takes the sentence before it along (a user's answer that agrees
+and goes on about the agent's finding takes the finding), an agent's hedge before what it found
+goes ("looks like", "I checked the config:"), and a preference about the person reads in the
+third person ("the user ..."). Sentences end with a full stop; the whole is capped in length.
 """
 
 from __future__ import annotations
 
 import re
 
+from memvet.extraction.learned.statements import AGREE, words
 from memvet.extraction.phrasing import persona_view, strip_filler
 
 MAX_CHARS = 500
+# an agreement that is a word of its own only before a stop ("exactly. it ...", "that's right,
+# it ..."): "true by default" and "correct output" stay
+_AGREEMENT = (r"(?:correct|exactly|indeed|true|precisely|absolutely|definitely|agreed|"
+              r"confirmed|yup|that(?:'|’)?s\s+(?:right|correct|true|it|the one)|"
+              r"that\s+is\s+(?:right|correct|true))")
+# a lead-in word, never the first half of a hyphenated one ("well-known", "exactly-once")
 _OPENER = re.compile(
     r"^(?:(?:remember|note|reminder|fyi|psa|for the record|context|important|also|and|so|"
-    r"ok(?:ay)?|right|yeah|yes|yep|no|nope|nah|actually|btw|oh|ah|well)\b[\s,.:;!-]*)+", re.I)
+    r"ok(?:ay)?|right|yeah|yes|yep|no|nope|nah|actually|btw|oh|ah|well)\b(?!-\w)[\s,.:;!-]*"
+    r"|" + _AGREEMENT + r"(?:\s*[,.:;!]+|\s+[-–—]+)\s*)+", re.I)
+_AGREES = re.compile(r"^" + _AGREEMENT + r"\b", re.I)
+# an agent's hedge before what it found: "looks like", "it seems that", "I think"; "I found
+# that", "I can confirm that" (never "I found the bug": that is what it found)
+_HEDGE = re.compile(
+    r"^(?:(?:it\s+)?(?:looks|seems)\s+(?:like|that|as if)|it\s+appears\s+that|"
+    r"(?:so\s+)?(?:it\s+)?turns\s+out(?:\s+that)?|I\s+(?:think|believe|suspect|guess)"
+    r"(?:\s+that)?|I\s+(?:found|noticed|confirmed|verified|can\s+confirm|see)\s+that)"
+    r"\s*,?\s+(?=\S)", re.I)
+# "I checked the scheduler config: <the finding>"
+_LOOKED = re.compile(
+    r"^I\s+(?:checked|looked\s+(?:at|into|through)|read|went\s+through|searched|grepped|"
+    r"inspected|dug\s+into|traced)\b[^:]{0,80}:\s+(?P<rest>\S.*)$", re.I | re.S)
 _PROJECT_OPENER = (r"^(?:in|for|on)\s+(?:this\s+(?:repo|project|codebase|service|library)|{ws})"
                    r"\s*[,:]\s*")
 _THIS_REPO = re.compile(r"\b(?:this\s+(?:repo|project|codebase)|our\s+(?:repo|project|codebase))\b",
@@ -36,7 +57,8 @@ _PRONOUN_START = re.compile(r"^(?:it|this|that|they|these|those)\b", re.I)
 def _capitalised(text: str, workspace: str | None) -> str:
     """Capitalise an ordinary first word; leave names, paths and code as they are written."""
     first = text.split(" ", 1)[0]
-    if not first.isalpha() or not first.islower() or (workspace and first == workspace):
+    if (not re.sub(r"['’-]", "", first).isalpha() or not first.islower()
+            or (workspace and first == workspace)):
         return text
     return text[0].upper() + text[1:]
 
@@ -52,8 +74,32 @@ def _without_note_lead(text: str) -> str:
 
 
 def needs_antecedent(text: str) -> bool:
-    """Starts with a bare pronoun: the sentence before it says what it is about."""
-    return bool(_PRONOUN_START.match(strip_filler(text)))
+    """Starts with a bare pronoun (after its lead-in): the sentence before it says what it is
+    about."""
+    return bool(_PRONOUN_START.match(_OPENER.sub("", strip_filler(text)).strip(" ,;:-")))
+
+
+def agrees_and_refers(text: str) -> bool:
+    """An answer that agrees and goes on about what it agrees with: "correct, and it has to
+    stay that way", "yes that's right, it moved last year" (not "no, it runs in UTC")."""
+    first = words(text)[:1]
+    return bool(first) and (first[0] in AGREE or bool(_AGREES.match(text))) \
+        and needs_antecedent(text)
+
+
+def bare_agreement(text: str) -> bool:
+    """"Exactly.", "yes, right", "that's correct!": agreement and nothing else."""
+    return bool(words(text)) and not _OPENER.sub("", strip_filler(text)).strip(" ,;:.!-")
+
+
+def finding(text: str) -> str:
+    """An agent's sentence without its hedge: "Looks like the db listens on 6543" is what the
+    user confirmed as "the db listens on 6543"."""
+    looked = _LOOKED.match(text)
+    if looked and len(looked["rest"].split()) >= 4 and not _PRONOUN_START.match(looked["rest"]):
+        text = looked["rest"]
+    rest = _HEDGE.sub("", text, count=1)
+    return rest if len(rest.split()) >= 3 else text
 
 
 def render(sentences: list[str], *, persona: bool, workspace: str | None) -> str:

@@ -84,6 +84,21 @@ def test_what_the_agent_found_and_the_user_confirmed_is_a_candidate(
     assert all("yep" not in c.content.lower() for c in got)
 
 
+def test_an_answer_that_agrees_and_goes_on_carries_the_finding_it_is_about(
+        extractor: LearnedExtractor) -> None:
+    """"correct, and it has to stay that way ..." says what "it" is only beside the agent's
+    finding: one candidate with both, without the agent's hedge or the user's "correct"."""
+    msgs = [Message("user", "why do the invoices show yesterday's date?"),
+            Message("assistant", "Looks like the nightly invoice cron job runs in UTC, not in "
+                                 "local time."),
+            Message("user", "correct, and it has to stay that way because the billing export "
+                            "depends on it.")]
+    got = extractor.extract(msgs, CTX)
+    assert len(got) == 1, got
+    assert got[0].content == ("The nightly invoice cron job runs in UTC, not in local time. It "
+                              "has to stay that way because the billing export depends on it.")
+
+
 def test_what_the_user_turned_down_is_not(extractor: LearnedExtractor) -> None:
     msgs = [Message("user", "the checkout test is flaky again"),
             Message("assistant", "It times out waiting for the payment mock. Want me to add a "

@@ -7,9 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memvet.extraction.learned.extractor import _groups, _sentences
+from memvet.extraction.learned.extractor import _groups, _sentences, _with_findings
 from memvet.extraction.learned.model import DEFAULT_MODEL_PATH, ExtractorModel, ExtractorModelError
-from memvet.extraction.learned.phrasing import needs_antecedent, render
+from memvet.extraction.learned.phrasing import (
+    agrees_and_refers,
+    finding,
+    needs_antecedent,
+    render,
+)
 from memvet.extraction.learned.rescore import RESCORE_FEATURES, Forest, context_features
 from memvet.extraction.learned.statements import statements
 from memvet.memory.errors import ConfigurationError
@@ -94,6 +99,74 @@ def test_a_bare_pronoun_brings_its_antecedent() -> None:
                                             "It writes to s3://acme-exports."]
 
 
+def _answer(reply: str) -> tuple[list, list]:  # type: ignore[type-arg]
+    stmts = statements([Message("assistant", "I checked the scheduler config: the nightly "
+                                             "cron job runs in UTC. Want me to change it?"),
+                        Message("user", reply)])
+    memorable = np.array([0.45 if s.role == "assistant" and s.position == 0 else 0.1
+                          for s in stmts])
+    memorable[-1] = 0.9
+    return stmts, _with_findings(stmts, _groups(stmts, memorable, threshold=0.5), memorable)
+
+
+@pytest.mark.parametrize("reply", [
+    "correct, and it has to stay that way because billing depends on it.",
+    "Exactly. It has to stay that way because billing depends on it.",
+    "yes that's right, it has to stay that way because billing depends on it.",
+])
+def test_an_answer_that_agrees_and_goes_on_takes_the_finding_along(reply: str) -> None:
+    stmts, [group] = _answer(reply)
+    assert _sentences(stmts, group)[0] == "the nightly cron job runs in UTC."  # no "I checked"
+    assert render(_sentences(stmts, group), persona=False, workspace="billing") == (
+        "The nightly cron job runs in UTC. It has to stay that way because billing depends "
+        "on it.")
+
+
+@pytest.mark.parametrize("reply", [
+    "no, it has to run in local time, billing depends on it.",  # a correction: not the finding
+    "it has to run in local time, billing depends on it.",  # no agreement
+    # agrees, but says what it is about itself (a short "yes, ..." is a confirmation instead)
+    "yes, and the billing export downstream depends on UTC staying as it is now.",
+])
+def test_an_answer_that_does_not_agree_and_refer_back_stands_alone(reply: str) -> None:
+    stmts, [group] = _answer(reply)
+    assert all(stmts[i].role == "user" for i in group.members)
+
+
+def test_a_kept_finding_joins_the_answer_that_goes_on_about_it() -> None:
+    stmts = statements([Message("assistant", "The staging db listens on 6543."),
+                        Message("user", "right, it moved there last year when we put pgbouncer "
+                                        "in front of the primary.")])
+    memorable = np.array([0.8, 0.7])
+    assert len(_groups(stmts, memorable, threshold=0.5)) == 2
+    [group] = _with_findings(stmts, _groups(stmts, memorable, threshold=0.5), memorable)
+    assert sorted(group.members) == [0, 1] and group.score == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Looks like the staging database listens on port 6543.",
+     "the staging database listens on port 6543."),
+    ("It seems that the cache key ignores the locale.", "the cache key ignores the locale."),
+    ("I think the flaky test shares a Redis db between workers.",
+     "the flaky test shares a Redis db between workers."),
+    ("I checked `cron.yaml`: the nightly job runs in UTC, not local time.",
+     "the nightly job runs in UTC, not local time."),
+    ("I found the bug in parser.py.", "I found the bug in parser.py."),  # what it found
+    ("I think so.", "I think so."),  # nothing left without the hedge
+    ("I checked the logs: it was the OOM killer.", "I checked the logs: it was the OOM killer."),
+])
+def test_an_agents_finding_loses_its_hedge(text: str, expected: str) -> None:
+    assert finding(text) == expected
+
+
+def test_what_counts_as_agreeing_and_referring_back() -> None:
+    assert agrees_and_refers("correct, and it has to stay that way")
+    assert agrees_and_refers("yes that's right, it was moved last year")
+    assert not agrees_and_refers("no, it runs in UTC")
+    assert not agrees_and_refers("it runs in UTC")
+    assert not agrees_and_refers("yes, the bucket is in eu-central-1")
+
+
 @pytest.mark.parametrize(("sentences", "persona", "workspace", "expected"), [
     (["Remember: we deploy on Tuesdays only"], False, "shop-api", "We deploy on Tuesdays only."),
     (["ok so fyi the bucket is in eu-central-1"], False, "shop-api",
@@ -115,6 +188,12 @@ def test_a_bare_pronoun_brings_its_antecedent() -> None:
      "The thing to remember about deploys: they go out on Tuesdays."),
     (["Background jobs: sidekiq runs every queue at 5 min"], False, "shop-api",
      "Background jobs: sidekiq runs every queue at 5 min."),
+    (["correct, and it has to stay that way"], False, "shop-api", "It has to stay that way."),
+    (["that's right, the flavor alone doesn't set the env"], False, "app",
+     "The flavor alone doesn't set the env."),
+    (["exactly-once delivery stays on"], False, "shop-api", "Exactly-once delivery stays on."),
+    (["well-known ports stay closed"], False, "shop-api", "Well-known ports stay closed."),
+    (["that's why we pin numpy below 2"], False, "shop-api", "That's why we pin numpy below 2."),
     (["I review and commit myself, never commit for me"], True, None,
      "The user reviews and commits themselves, never commit for the user."),
 ])
