@@ -59,7 +59,7 @@ def test_dev_set_floor(tmp_path: Path) -> None:
 def test_held_out_domains_floor(extractor: LearnedExtractor) -> None:
     """Domains never trained or cross-validated on hold the issue's targets for conversations
     the model never saw: F1 and precision at least 0.70, 95 % of quiet excerpts silent (the
-    shipped model scored 0.761, 0.769 and 0.957)."""
+    shipped model scored 0.767, 0.780 and 0.957)."""
     held = _holdout(CORPUS_DIR)
     cases = [c for c in load_cases(corpus_files()) if c.domain in held]
     assert len(cases) >= 150 and len({c.domain for c in cases}) >= 4
