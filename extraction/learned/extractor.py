@@ -227,12 +227,11 @@ def _with_findings(stmts: list[Statement], groups: list[_Group], memorable: np.n
     for g in list(by_message.values()):
         if not _goes_on_about_the_finding(stmts, min(g.members)):
             continue
-        s = stmts[min(g.members)]
         agent = [j for j, t in enumerate(stmts)
-                 if t.message == s.message - 1 and t.role == "assistant"]
+                 if t.message == g.message - 1 and t.role == "assistant"]
         if not agent:
             continue
-        found = by_message.pop(s.message - 1, None)
+        found = by_message.pop(g.message - 1, None)
         extra = [max(agent, key=lambda j: float(memorable[j]))] + (found.members if found else [])
         g.members += [j for j in dict.fromkeys(extra) if j not in g.members]
         g.score = max(g.score, found.score if found else 0.0)
